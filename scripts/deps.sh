@@ -1,0 +1,34 @@
+#!/bin/sh
+# Install every Debian package plateau's build, tests and benchmarks need.
+# Idempotent and fast when everything is present: dpkg is asked first and
+# apt-get runs only for what is missing.  Uses sudo only when not root.
+set -eu
+
+PKGS="
+build-essential pkg-config meson ninja-build
+zlib1g-dev libprotobuf-c-dev protobuf-c-compiler
+libcmocka-dev
+clang libclang-rt-14-dev
+linux-perf golang-go perl python3
+"
+
+missing=""
+for p in $PKGS; do
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed'; then
+		missing="$missing $p"
+	fi
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -eq 0 ]; then
+	SUDO=""
+else
+	SUDO="sudo"
+fi
+
+echo "deps: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+# A new machine's package lists can be empty: refresh them, then install.
+$SUDO apt-get update -qq >&2 || true
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing >&2

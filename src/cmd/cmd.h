@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef PLATEAU_CMD_H
+#define PLATEAU_CMD_H
+
+#include <stdio.h>
+
+#include "lib/format.h"
+#include "lib/profile.h"
+#include "util/options.h"
+
+/*
+ * Subcommands.  Each gets the arguments after its name (argv[0] is the
+ * first argument, not the command) and returns the process exit status:
+ * 0 ok, 1 failure (or a regression, for check), 2 usage error.
+ */
+int cmd_check(int argc, const char **argv);
+int cmd_collapse(int argc, const char **argv);
+int cmd_convert(int argc, const char **argv);
+int cmd_diff(int argc, const char **argv);
+int cmd_flamegraph(int argc, const char **argv);
+int cmd_top(int argc, const char **argv);
+
+/* Shared by the commands (src/cmd/util.c). */
+
+/* Open path for writing ("-" or NULL: stdout); dies on failure. */
+FILE *cmd_output_open(const char *path);
+/* Close an output from cmd_output_open, dying when any write failed. */
+void cmd_output_close(FILE *f, const char *path);
+
+/* Read and merge the inputs (none: stdin), dying with the error. */
+struct profile *cmd_read_profiles(const char **paths, int n, const struct read_options *o);
+
+/* The sample type to use: --sample-type NAME or the profile's default; dies when absent. */
+uint32_t cmd_sample_type(const struct profile *p, const char *name);
+
+/* Write p in format f (type t for single-type formats); dies on error. */
+void cmd_write_profile(const struct profile *p, enum profile_format f, uint32_t type, FILE *out,
+		       const char *path);
+
+#endif

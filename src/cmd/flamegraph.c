@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: MIT */
+/* PLACEHOLDER: being written (helper owns this file). */
+#include "util/common.h"
+#include "cmd/cmd.h"
+
+int cmd_flamegraph(int argc, const char **argv)
+{
+	(void)argc;
+	(void)argv;
+	die("flamegraph: not yet supported");
+}

@@ -1,0 +1,512 @@
+/* SPDX-License-Identifier: MIT */
+#include "util/common.h"
+#include "util/strbuf.h"
+#include "lib/format.h"
+
+/*
+ * Folded stacks: "root;...;leaf COUNT" per line, as written by the
+ * stackcollapse-*.pl scripts and read by flamegraph.pl.  A second count
+ * ("stack BEFORE AFTER") makes a differential file, as difffolded.pl
+ * writes.  Counts are unsigned integers or decimals ("1.5").
+ */
+
+#define MAX_DECIMALS 9
+
+bool profile_is_diff(const struct profile *p)
+{
+	return p->nr_types >= 2 && !strcmp(profile_str(p, p->types[0].type), "base") &&
+	       !strcmp(profile_str(p, p->types[1].type), "new");
+}
+
+struct count {
+	uint64_t ip; /* integer part */
+	uint64_t fp; /* fraction digits as an integer */
+	uint32_t nfrac;
+};
+
+static inline bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r';
+}
+
+static inline bool is_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+/*
+ * Parse the count token s[0..len): digits, optionally '.' and digits.
+ * Returns 0, 1 when it is not a number, -1 on overflow.
+ */
+static int parse_count(const char *s, size_t len, struct count *c)
+{
+	size_t i = 0;
+
+	c->ip = c->fp = 0;
+	c->nfrac = 0;
+	if (!len || !is_digit(s[0]))
+		return 1;
+	for (; i < len && is_digit(s[i]); i++) {
+		if (__builtin_mul_overflow(c->ip, 10, &c->ip) ||
+		    __builtin_add_overflow(c->ip, (uint64_t)(s[i] - '0'), &c->ip))
+			return -1;
+	}
+	if (i == len)
+		return 0;
+	if (s[i] != '.')
+		return 1;
+	for (i++; i < len; i++) {
+		if (!is_digit(s[i]))
+			return 1;
+		if (c->nfrac == MAX_DECIMALS) {
+			if (s[i] != '0')
+				return -2;
+			continue;
+		}
+		c->fp = c->fp * 10 + (uint64_t)(s[i] - '0');
+		c->nfrac++;
+	}
+	return 0;
+}
+
+/* The count as a value with d decimals (d >= c->nfrac); false on overflow. */
+static bool count_value(const struct count *c, uint32_t d, int64_t *out)
+{
+	uint64_t v = c->ip, fp = c->fp;
+
+	for (uint32_t i = 0; i < d; i++) {
+		if (__builtin_mul_overflow(v, 10, &v))
+			return false;
+	}
+	for (uint32_t i = c->nfrac; i < d; i++)
+		fp *= 10;
+	if (__builtin_add_overflow(v, fp, &v) || v > INT64_MAX)
+		return false;
+	*out = (int64_t)v;
+	return true;
+}
+
+/* Split the last whitespace-separated token off [s, *end). */
+static bool last_token(const char *s, const char **end, const char **tok, size_t *tok_len)
+{
+	const char *e = *end, *b;
+
+	while (e > s && is_space(e[-1]))
+		e--;
+	b = e;
+	while (b > s && !is_space(b[-1]))
+		b--;
+	if (b == e || b == s || !is_space(b[-1]))
+		return false;
+	*tok = b;
+	*tok_len = (size_t)(e - b);
+	*end = b;
+	while (*end > s && is_space((*end)[-1]))
+		(*end)--;
+	return true;
+}
+
+struct folded_reader {
+	const struct input *in;
+	struct profile *p;
+	size_t lineno;
+	int ncounts; /* 1, or 2 for a differential file; 0 until known */
+	/* The previous stack, to reuse the nodes of a common prefix. */
+	const char *prev;
+	size_t prev_len;
+	size_t *prev_end; /* end offset of each frame */
+	uint32_t *prev_node;
+	size_t prev_depth, prev_alloc;
+};
+
+static int add_counts(struct folded_reader *r, uint32_t node, const struct count *c, int n,
+		      struct error *err)
+{
+	int64_t vals[2];
+
+	for (int i = 0; i < n; i++) {
+		if (c[i].nfrac > r->p->types[i].decimals &&
+		    profile_set_decimals(r->p, (uint32_t)i, c[i].nfrac))
+			return error_set(err, ERR_LIMIT, "%s:%zu: counts overflow 64 bits",
+					 r->in->name, r->lineno);
+		if (!count_value(&c[i], r->p->types[i].decimals, &vals[i]))
+			return error_set(err, ERR_LIMIT, "%s:%zu: count overflows 64 bits",
+					 r->in->name, r->lineno);
+	}
+	if (profile_add_sample(r->p, node, 0, vals))
+		return error_set(err, ERR_LIMIT, "%s:%zu: sum of counts overflows 64 bits",
+				 r->in->name, r->lineno);
+	return 0;
+}
+
+static size_t common_prefix(const char *a, size_t alen, const char *b, size_t blen)
+{
+	size_t n = MIN(alen, blen), i = 0;
+
+	while (i < n && a[i] == b[i])
+		i++;
+	return i;
+}
+
+/* The node of the stack s[0..len), reusing the previous line's nodes. */
+static uint32_t stack_node(struct folded_reader *r, const char *s, size_t len)
+{
+	size_t common = common_prefix(s, len, r->prev ? r->prev : "", r->prev ? r->prev_len : 0);
+	bool same = common == len && len == r->prev_len;
+	uint32_t node = 0;
+	size_t depth = 0, start = 0;
+
+	if (!len)
+		return 0;
+	for (;;) {
+		const char *semi = memchr(s + start, ';', len - start);
+		size_t end = semi ? (size_t)(semi - s) : len;
+
+		if (depth < r->prev_depth && r->prev_end[depth] == end && (end < common || same)) {
+			node = r->prev_node[depth];
+		} else {
+			uint32_t f = profile_frame_named(r->p, s + start, end - start);
+
+			node = profile_child(r->p, node, f);
+		}
+		ALLOC_GROW(r->prev_end, depth + 1, r->prev_alloc);
+		r->prev_node = xrealloc(r->prev_node, st_mult(r->prev_alloc, sizeof(uint32_t)));
+		r->prev_end[depth] = end;
+		r->prev_node[depth] = node;
+		depth++;
+		if (!semi)
+			break;
+		start = end + 1;
+	}
+	r->prev_depth = depth;
+	r->prev = s;
+	r->prev_len = len;
+	return node;
+}
+
+static int bad_count(struct folded_reader *r, int rc, const char *tok, size_t len,
+		     struct error *err)
+{
+	if (rc == -1)
+		return error_set(err, ERR_LIMIT, "%s:%zu: count '%.*s' overflows 64 bits",
+				 r->in->name, r->lineno, (int)MIN(len, 40), tok);
+	if (rc == -2)
+		return error_set(err, ERR_FORMAT, "%s:%zu: count '%.*s' has more than %d decimals",
+				 r->in->name, r->lineno, (int)MIN(len, 40), tok, MAX_DECIMALS);
+	if (len && tok[0] == '-')
+		return error_set(err, ERR_FORMAT, "%s:%zu: negative count '%.*s'", r->in->name,
+				 r->lineno, (int)MIN(len, 40), tok);
+	return error_set(err, ERR_FORMAT, "%s:%zu: line does not end with a sample count",
+			 r->in->name, r->lineno);
+}
+
+static int read_line(struct folded_reader *r, const char *s, size_t len, struct error *err)
+{
+	const char *end = s + len, *tok, *tok2;
+	size_t tok_len, tok2_len;
+	struct count c[2];
+	int rc, n = 1;
+
+	while (end > s && is_space(end[-1]))
+		end--;
+	if (end == s)
+		return 0; /* blank line */
+	if (!last_token(s, &end, &tok, &tok_len)) {
+		/* A bare count (empty stack) is a sample at the root. */
+		while (s < end && is_space(*s))
+			s++;
+		tok = s;
+		tok_len = (size_t)(end - s);
+		end = s;
+		if ((rc = parse_count(tok, tok_len, &c[0])))
+			return bad_count(r, rc, tok, tok_len, err);
+	} else if ((rc = parse_count(tok, tok_len, &c[0]))) {
+		return bad_count(r, rc, tok, tok_len, err);
+	}
+	if (r->ncounts != 1) {
+		const char *e2 = end;
+
+		if (last_token(s, &e2, &tok2, &tok2_len) && !parse_count(tok2, tok2_len, &c[1])) {
+			struct count after = c[0];
+
+			c[0] = c[1];
+			c[1] = after;
+			end = e2;
+			n = 2;
+		}
+		if (!r->ncounts) {
+			r->ncounts = n;
+			profile_add_type(r->p, n == 2 ? "base" : "samples", "count");
+			if (n == 2)
+				profile_add_type(r->p, "new", "count");
+		} else if (n != 2) {
+			return error_set(err, ERR_FORMAT,
+					 "%s:%zu: differential file line has one count, not two",
+					 r->in->name, r->lineno);
+		}
+	}
+	return add_counts(r, stack_node(r, s, (size_t)(end - s)), c, r->ncounts, err);
+}
+
+int folded_read(const struct input *in, const struct read_options *o, struct profile **out,
+		struct error *err)
+{
+	struct folded_reader r = {.in = in};
+	const char *s = in->data, *end = in->data + in->len;
+	int rc = 0;
+
+	r.p = profile_new();
+	r.p->keep_order = o && o->keep_order;
+	while (s < end && !rc) {
+		const char *nl = memchr(s, '\n', (size_t)(end - s));
+		size_t len = nl ? (size_t)(nl - s) : (size_t)(end - s);
+
+		r.lineno++;
+		if (memchr(s, '\0', len)) {
+			rc = error_set(err, ERR_FORMAT, "%s:%zu: NUL byte in a folded line",
+				       in->name, r.lineno);
+			break;
+		}
+		rc = read_line(&r, s, len, err);
+		s += len + 1;
+	}
+	free(r.prev_end);
+	free(r.prev_node);
+	if (!rc && !r.ncounts)
+		rc = error_set(err, ERR_FORMAT, "%s: no samples", in->name);
+	if (rc) {
+		profile_free(r.p);
+		return rc;
+	}
+	r.p->period_type = r.p->types[0];
+	r.p->period = 1;
+	*out = r.p;
+	return 0;
+}
+
+/*
+ * Writing.  stackcollapse output is sorted bytewise by stack string, and
+ * frames with equal names (in different modules) must come out as one
+ * line.  Both follow from walking groups of sibling nodes as "tokens":
+ * each distinct name gives a self token (key: the name) and a descendant
+ * token (key: the name + ';'); sorting the tokens bytewise and expanding
+ * descendant tokens in place yields exactly the sorted line order, with
+ * no stack strings materialised.
+ */
+struct token {
+	const char *key;
+	uint32_t len; /* key length, ';' included for descendant tokens */
+	bool descend;
+	uint32_t node;
+};
+
+struct fold_writer {
+	const struct profile *p;
+	FILE *f;
+	int ntypes;
+	uint32_t types[2];
+	int64_t *self[2];
+	bool *below; /* some sample with a value lies strictly below the node */
+	struct strbuf line;
+};
+
+static int token_cmp(const void *x, const void *y)
+{
+	const struct token *a = x, *b = y;
+	uint32_t la = a->len - a->descend, lb = b->len - b->descend;
+	int c = memcmp(a->key, b->key, MIN(la, lb));
+
+	if (c)
+		return c;
+	/* Equal names: compare the implicit suffixes (";" or end). */
+	if (la != lb) {
+		unsigned char ca = la < lb ? (a->descend ? ';' : 0) : (unsigned char)a->key[lb];
+		unsigned char cb = la < lb ? (unsigned char)b->key[la] : (b->descend ? ';' : 0);
+
+		if (ca != cb)
+			return ca < cb ? -1 : 1;
+		return la < lb ? -1 : 1;
+	}
+	if (a->descend != b->descend)
+		return a->descend ? 1 : -1;
+	return a->node < b->node ? -1 : a->node > b->node;
+}
+
+static bool same_key(const struct token *a, const struct token *b)
+{
+	return a->descend == b->descend && a->len == b->len &&
+	       !memcmp(a->key, b->key, a->len - a->descend);
+}
+
+static void append_name(struct strbuf *sb, const char *name, size_t len)
+{
+	size_t start = sb->len;
+
+	strbuf_add(sb, name, len);
+	/* A ';' or newline inside a name would break the line format. */
+	for (size_t i = start; i < sb->len; i++) {
+		if (sb->buf[i] == ';')
+			sb->buf[i] = ':';
+		else if (sb->buf[i] == '\n' || sb->buf[i] == '\r')
+			sb->buf[i] = ' ';
+	}
+}
+
+/* Tokens of the children of nodes[0..n). */
+static size_t make_tokens(struct fold_writer *w, const uint32_t *nodes, size_t n,
+			  struct token **out)
+{
+	const struct profile *p = w->p;
+	struct token *t = NULL;
+	size_t nr = 0, alloc = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		for (uint32_t c = p->nodes[nodes[i]].first_child; c; c = p->nodes[c].next_sibling) {
+			uint32_t name = p->frames[p->nodes[c].frame].name;
+			const char *key = profile_str(p, name);
+			uint32_t len = strtab_len(&p->strs, name);
+
+			ALLOC_GROW(t, nr + 2, alloc);
+			t[nr++] = (struct token){key, len, false, c};
+			if (w->below[c])
+				t[nr++] = (struct token){key, len + 1, true, c};
+		}
+	}
+	qsort(t, nr, sizeof(*t), token_cmp);
+	*out = t;
+	return nr;
+}
+
+static void emit_self(struct fold_writer *w, const struct token *t, size_t n, size_t prefix_len)
+{
+	int64_t sum[2] = {0, 0};
+	bool any = false;
+	char num[64];
+
+	for (size_t i = 0; i < n; i++) {
+		for (int k = 0; k < w->ntypes; k++) {
+			sum[k] += w->self[k][t[i].node];
+			any |= w->self[k][t[i].node] != 0;
+		}
+	}
+	if (!any)
+		return;
+	strbuf_setlen(&w->line, prefix_len);
+	append_name(&w->line, t[0].key, t[0].len);
+	for (int k = 0; k < w->ntypes; k++) {
+		profile_format_value(w->p, w->types[k], sum[k], num, sizeof(num));
+		strbuf_addch(&w->line, ' ');
+		strbuf_addstr(&w->line, num);
+	}
+	strbuf_addch(&w->line, '\n');
+	fwrite(w->line.buf, 1, w->line.len, w->f);
+}
+
+struct level {
+	struct token *tokens;
+	size_t nr, pos;
+	size_t prefix_len;
+};
+
+/* Depth-first over token levels with an explicit stack: stacks may be 100,000 deep. */
+static void write_tree(struct fold_writer *w)
+{
+	struct level *stack = NULL;
+	size_t depth = 0, alloc = 0;
+	uint32_t root = 0, *group = NULL;
+	size_t group_alloc = 0;
+
+	ALLOC_GROW(stack, 1, alloc);
+	stack[0].nr = make_tokens(w, &root, 1, &stack[0].tokens);
+	stack[0].pos = 0;
+	stack[0].prefix_len = 0;
+	depth = 1;
+	while (depth) {
+		struct level *l = &stack[depth - 1];
+		size_t start = l->pos, end = start + 1, prefix_len;
+
+		if (start >= l->nr) {
+			free(l->tokens);
+			depth--;
+			continue;
+		}
+		while (end < l->nr && same_key(&l->tokens[start], &l->tokens[end]))
+			end++;
+		l->pos = end;
+		if (!l->tokens[start].descend) {
+			emit_self(w, l->tokens + start, end - start, l->prefix_len);
+			continue;
+		}
+		ALLOC_GROW(group, end - start, group_alloc);
+		for (size_t i = start; i < end; i++)
+			group[i - start] = l->tokens[i].node;
+		strbuf_setlen(&w->line, l->prefix_len);
+		append_name(&w->line, l->tokens[start].key, l->tokens[start].len - 1);
+		strbuf_addch(&w->line, ';');
+		prefix_len = w->line.len;
+		ALLOC_GROW(stack, depth + 1, alloc);
+		l = &stack[depth];
+		l->nr = make_tokens(w, group, end - start, &l->tokens);
+		l->pos = 0;
+		l->prefix_len = prefix_len;
+		depth++;
+	}
+	free(group);
+	free(stack);
+}
+
+static int write_folded(const struct profile *p, const uint32_t *types, int ntypes, FILE *f,
+			struct error *err)
+{
+	struct fold_writer w = {.p = p, .f = f, .ntypes = ntypes};
+	int64_t *total = xmalloc(st_mult(p->nr_nodes, sizeof(int64_t)));
+	char num[64];
+
+	w.below = xcalloc(p->nr_nodes, sizeof(bool));
+	for (int k = 0; k < ntypes; k++) {
+		w.types[k] = types[k];
+		w.self[k] = xmalloc(st_mult(p->nr_nodes, sizeof(int64_t)));
+		profile_node_totals(p, types[k], total, w.self[k]);
+	}
+	for (uint32_t n = p->nr_nodes - 1; n > 0; n--) {
+		bool here = false;
+
+		for (int k = 0; k < ntypes; k++)
+			here |= w.self[k][n] != 0;
+		if (here || w.below[n])
+			w.below[p->nodes[n].parent] = true;
+	}
+	strbuf_init(&w.line, 256);
+	/* Samples on the root itself (an empty stack) come first: "" sorts lowest. */
+	if (w.self[0][0] || (ntypes > 1 && w.self[1][0])) {
+		for (int k = 0; k < ntypes; k++) {
+			profile_format_value(p, types[k], w.self[k][0], num, sizeof(num));
+			fprintf(f, " %s", num);
+		}
+		fputc('\n', f);
+	}
+	write_tree(&w);
+	strbuf_release(&w.line);
+	for (int k = 0; k < ntypes; k++)
+		free(w.self[k]);
+	free(w.below);
+	free(total);
+	if (ferror(f))
+		return error_set(err, ERR_IO, "write error: %s", strerror(errno));
+	return 0;
+}
+
+int folded_write(const struct profile *p, uint32_t type, FILE *f, struct error *err)
+{
+	return write_folded(p, &type, 1, f, err);
+}
+
+int folded_write_diff(const struct profile *p, FILE *f, struct error *err)
+{
+	uint32_t types[2] = {0, 1};
+
+	if (p->nr_types < 2)
+		return error_set(err, ERR_USAGE,
+				 "a differential folded file needs two sample types");
+	return write_folded(p, types, 2, f, err);
+}

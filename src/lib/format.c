@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: MIT */
+#include <ctype.h>
+
+#include "util/common.h"
+#include "lib/format.h"
+#include "lib/perfscript.h"
+#include "lib/pprof.h"
+
+static const struct {
+	enum profile_format fmt;
+	const char *name;
+	const char *ext;
+} formats[] = {
+	{FMT_FOLDED, "folded", ".folded"}, {FMT_FOLDED, "folded", ".collapsed"},
+	{FMT_FOLDED, "folded", ".txt"},	   {FMT_PERF_SCRIPT, "perf-script", ".perf"},
+	{FMT_PPROF, "pprof", ".pb.gz"},	   {FMT_PPROF, "pprof", ".pb"},
+	{FMT_PPROF, "pprof", ".pprof"},	   {FMT_SPEEDSCOPE, "speedscope", ".json"},
+	{FMT_SVG, "svg", ".svg"},	   {FMT_HTML, "html", ".html"},
+};
+
+const char *format_name(enum profile_format f)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(formats); i++) {
+		if (formats[i].fmt == f)
+			return formats[i].name;
+	}
+	return "unknown";
+}
+
+enum profile_format format_from_name(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(formats); i++) {
+		if (!strcmp(formats[i].name, name))
+			return formats[i].fmt;
+	}
+	if (!strcmp(name, "collapsed"))
+		return FMT_FOLDED;
+	return FMT_UNKNOWN;
+}
+
+enum profile_format format_from_filename(const char *path)
+{
+	size_t len = strlen(path);
+
+	for (size_t i = 0; i < ARRAY_SIZE(formats); i++) {
+		size_t el = strlen(formats[i].ext);
+
+		if (len > el && !strcmp(path + len - el, formats[i].ext))
+			return formats[i].fmt;
+	}
+	return FMT_UNKNOWN;
+}
+
+/* Whether the first line that is not a comment looks like a perf script sample header. */
+static bool looks_like_perf_script(const char *data, size_t len)
+{
+	const char *s = data, *end = data + len;
+	int lines = 0;
+
+	while (s < end && lines < 64) {
+		const char *nl = memchr(s, '\n', (size_t)(end - s));
+		size_t l = nl ? (size_t)(nl - s) : (size_t)(end - s);
+
+		lines++;
+		if (l && s[0] != '#') {
+			/* A frame line: whitespace, a hex address, a symbol, "(dso)". */
+			if (s[0] == ' ' || s[0] == '\t') {
+				const char *p = s;
+
+				while (p < s + l && (*p == ' ' || *p == '\t'))
+					p++;
+				return p < s + l && isxdigit((unsigned char)*p) &&
+				       memchr(p, '(', (size_t)(s + l - p));
+			}
+			/* A header line is followed by a frame line or a blank line. */
+			if (!nl || nl + 1 >= end)
+				return perfscript_is_header(s, l);
+			if (nl[1] == '\t' || nl[1] == ' ' || nl[1] == '\n')
+				return perfscript_is_header(s, l);
+			return false;
+		}
+		s += l + 1;
+	}
+	return false;
+}
+
+enum profile_format format_detect(const char *data, size_t len)
+{
+	size_t probe = MIN(len, (size_t)4096);
+
+	if (!len)
+		return FMT_UNKNOWN;
+	if (memchr(data, '\0', probe))
+		return FMT_PPROF;
+	if (data[0] == '{' || data[0] == '[')
+		return FMT_SPEEDSCOPE;
+	if (looks_like_perf_script(data, len))
+		return FMT_PERF_SCRIPT;
+	/* Text that is not UTF-8-ish folded lines is probably protobuf. */
+	for (size_t i = 0; i < probe; i++) {
+		unsigned char c = (unsigned char)data[i];
+
+		if (c < 0x20 && c != '\n' && c != '\r' && c != '\t')
+			return FMT_PPROF;
+	}
+	return FMT_FOLDED;
+}
+
+static int apply_sample_type(struct profile **pp, const struct read_options *o, const char *name,
+			     struct error *err)
+{
+	struct profile *p = *pp;
+	int t;
+
+	if (!o || !o->sample_type)
+		return 0;
+	t = profile_find_type(p, o->sample_type);
+	if (t < 0) {
+		char types[256] = "";
+		size_t used = 0;
+
+		for (uint32_t i = 0; i < p->nr_types && used < sizeof(types); i++)
+			used += (size_t)snprintf(types + used, sizeof(types) - used, "%s%s",
+						 i ? ", " : "", profile_str(p, p->types[i].type));
+		return error_set(err, ERR_USAGE, "%s: no sample type '%s' (it has: %s)", name,
+				 o->sample_type, types);
+	}
+	p->default_type = (uint32_t)t;
+	return 0;
+}
+
+int profile_read_input(const struct input *in, const struct read_options *o, struct profile **out,
+		       struct error *err)
+{
+	enum profile_format f = format_detect(in->data, in->len);
+	int rc;
+
+	*out = NULL;
+	switch (f) {
+	case FMT_UNKNOWN: return error_set(err, ERR_FORMAT, "%s: empty input", in->name);
+	case FMT_FOLDED: rc = folded_read(in, o, out, err); break;
+	case FMT_PERF_SCRIPT: rc = perfscript_read(in, o, out, err); break;
+	case FMT_PPROF: rc = pprof_read(in, o, out, err); break;
+	case FMT_SPEEDSCOPE:
+		return error_set(err, ERR_UNSUPPORTED,
+				 "%s: JSON input is not supported (speedscope is an output format)",
+				 in->name);
+	default: return error_set(err, ERR_FORMAT, "%s: unrecognised input format", in->name);
+	}
+	if (!rc)
+		rc = apply_sample_type(out, o, in->name, err);
+	if (rc) {
+		profile_free(*out);
+		*out = NULL;
+	}
+	return rc;
+}
+
+int profile_read_file(const char *path, const struct read_options *o, struct profile **out,
+		      struct error *err)
+{
+	struct input in;
+	int rc = input_open(&in, path, err);
+
+	if (rc)
+		return rc;
+	rc = profile_read_input(&in, o, out, err);
+	input_close(&in);
+	return rc;
+}
+
+int profile_read_files(const char **paths, int n, const struct read_options *o,
+		       struct profile **out, struct error *err)
+{
+	static const char *stdin_path[] = {"-"};
+	struct profile *acc = NULL;
+
+	if (n == 0) {
+		paths = stdin_path;
+		n = 1;
+	}
+	for (int i = 0; i < n; i++) {
+		struct profile *p;
+		int rc = profile_read_file(paths[i], o, &p, err);
+
+		if (!rc && acc) {
+			rc = profile_merge(acc, p, err);
+			profile_free(p);
+		} else if (!rc) {
+			acc = p;
+		}
+		if (rc) {
+			profile_free(acc);
+			return rc;
+		}
+	}
+	*out = acc;
+	return 0;
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef PLATEAU_INPUT_H
+#define PLATEAU_INPUT_H
+
+#include <stddef.h>
+
+#include "util/error.h"
+
+/*
+ * A whole input file in memory: mapped when it is a regular file, read
+ * otherwise ("-" is stdin), and inflated when it is gzip-compressed.  The
+ * bytes are followed by a NUL that is not counted in len, so text parsers
+ * may rely on a terminator.
+ */
+struct input {
+	const char *name; /* for messages; borrowed */
+	const char *data;
+	size_t len;
+	/* private */
+	void *map;
+	size_t map_len;
+	char *heap;
+};
+
+/* Upper bounds on what input_open accepts (bytes). */
+#define INPUT_MAX_FILE	   ((size_t)16 << 30)
+#define INPUT_MAX_INFLATED ((size_t)16 << 30)
+
+/* Open path ("-" for stdin); 0, or ERR_IO / ERR_FORMAT / ERR_LIMIT. */
+int input_open(struct input *in, const char *path, struct error *err);
+/* Wrap bytes already in memory (not copied unless inflated). */
+int input_from_buf(struct input *in, const char *name, const void *data, size_t len,
+		   size_t max_inflated, struct error *err);
+void input_close(struct input *in);
+
+/* Inflate a gzip or zlib buffer into *out (malloc'd, NUL-terminated). */
+int input_gunzip(const char *name, const void *data, size_t len, size_t max, char **out,
+		 size_t *out_len, struct error *err);
+
+static inline int input_is_gzip(const void *data, size_t len)
+{
+	const unsigned char *p = data;
+
+	return len >= 2 && p[0] == 0x1f && p[1] == 0x8b;
+}
+
+#endif

@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef PLATEAU_PROFILE_H
+#define PLATEAU_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/error.h"
+#include "util/hash.h"
+#include "util/strtab.h"
+
+/*
+ * The one data model every collector produces and every output consumes.
+ *
+ * Strings and frames are interned.  Stacks live in a prefix tree (the call
+ * tree): node 0 is the root and has no frame; every other node is a frame
+ * under its parent, and a node's id is always greater than its parent's,
+ * so a reverse scan of the node array visits children before parents.
+ *
+ * A sample is a (node, label set) pair with one int64 value per sample
+ * type; adding the same pair twice adds the values.  Values of one type
+ * may carry decimals (folded files allow "1.5"): they are stored scaled
+ * by 10^decimals and shown unscaled by the writers.
+ *
+ * All ids are dense uint32 indices into the profile's arrays.  Pointers
+ * into those arrays are invalidated by any call that adds to them.
+ */
+
+enum frame_flags {
+	FRAME_INLINED = 1 << 0,	     /* inlined into the frame below it */
+	FRAME_KERNEL = 1 << 1,	     /* kernel code */
+	FRAME_JIT = 1 << 2,	     /* JIT code named from a perf map */
+	FRAME_UNSYMBOLIZED = 1 << 3, /* name is module+0xOFFSET or [unknown] */
+};
+
+struct frame {
+	uint32_t name;	 /* function name (strtab id) */
+	uint32_t module; /* binary or library path, 0 when unknown */
+	uint32_t file;	 /* source file, 0 when unknown */
+	uint32_t line;	 /* source line, 0 when unknown */
+	uint64_t addr;	 /* instruction address, 0 when unknown */
+	uint32_t flags;	 /* enum frame_flags */
+};
+
+struct pnode {
+	uint32_t frame;	       /* frame id; unused for the root */
+	uint32_t parent;       /* parent node; the root's is itself */
+	uint32_t first_child;  /* 0 when none (the root is never a child) */
+	uint32_t next_sibling; /* 0 when last */
+};
+
+struct sample_type {
+	uint32_t type;	   /* e.g. "cpu", "samples", "alloc_space" */
+	uint32_t unit;	   /* e.g. "nanoseconds", "count", "bytes" */
+	uint32_t decimals; /* values are stored times 10^decimals */
+};
+
+/* A label is key=str or key=num (with an optional unit), as in pprof. */
+struct label {
+	uint32_t key;
+	uint32_t str; /* 0 for a numeric label */
+	int64_t num;
+	uint32_t unit;
+};
+
+struct psample {
+	uint32_t node;
+	uint32_t labels; /* label set id; 0 is the empty set */
+};
+
+struct profile {
+	struct strtab strs;
+
+	struct frame *frames;
+	uint32_t nr_frames, alloc_frames;
+	struct idhash frame_index;
+
+	struct pnode *nodes;
+	uint32_t nr_nodes, alloc_nodes;
+	struct idhash child_index;
+
+	struct sample_type *types;
+	uint32_t nr_types;
+	uint32_t default_type;
+
+	struct psample *samples;
+	int64_t *values; /* nr_samples * nr_types */
+	uint32_t nr_samples, alloc_samples;
+	struct idhash sample_index;
+
+	/* Label sets: set i is labels[label_off[i] .. label_off[i + 1]). */
+	struct label *labels;
+	uint32_t nr_labels, alloc_labels;
+	uint32_t *label_off;
+	uint32_t nr_labelsets, alloc_labelsets;
+	struct idhash labelset_index;
+
+	/*
+	 * Input order of samples (sample ids, repeats kept), recorded only
+	 * when keep_order is set before adding: --flamechart needs it.
+	 */
+	bool keep_order;
+	uint32_t *order;
+	size_t nr_order, alloc_order;
+
+	struct sample_type period_type;
+	int64_t period;
+	int64_t time_nanos;
+	int64_t duration_nanos;
+	uint32_t profile_labels; /* label set of the whole profile */
+	uint32_t *comments;
+	uint32_t nr_comments, alloc_comments;
+};
+
+/* An empty profile with no sample types; free with profile_free(). */
+struct profile *profile_new(void);
+void profile_free(struct profile *p);
+
+static inline const char *profile_str(const struct profile *p, uint32_t id)
+{
+	return strtab_str(&p->strs, id);
+}
+
+static inline uint32_t profile_intern(struct profile *p, const char *s, size_t len)
+{
+	return strtab_intern(&p->strs, s, len);
+}
+
+uint32_t profile_intern_str(struct profile *p, const char *s);
+
+/* Add a sample type; returns its index.  Types must be added first. */
+uint32_t profile_add_type(struct profile *p, const char *type, const char *unit);
+/* The index of the type named name, or -1. */
+int profile_find_type(const struct profile *p, const char *name);
+
+uint32_t profile_intern_frame(struct profile *p, const struct frame *f);
+/* Intern a frame known only by name. */
+uint32_t profile_frame_named(struct profile *p, const char *name, size_t len);
+
+/* The child of parent for frame, created when missing. */
+uint32_t profile_child(struct profile *p, uint32_t parent, uint32_t frame);
+/* The child of parent for frame, or 0 when there is none. */
+uint32_t profile_find_child(const struct profile *p, uint32_t parent, uint32_t frame);
+/* The node for a stack of frame ids, root first. */
+uint32_t profile_stack(struct profile *p, const uint32_t *frames, size_t n);
+
+/*
+ * A label set from n labels (copied and sorted; duplicates by key keep
+ * the last).  Returns its id; the empty set is 0.
+ */
+uint32_t profile_intern_labels(struct profile *p, const struct label *labels, size_t n);
+
+static inline const struct label *profile_labels(const struct profile *p, uint32_t set, size_t *n)
+{
+	*n = p->label_off[set + 1] - p->label_off[set];
+	return p->labels + p->label_off[set];
+}
+
+/*
+ * Add values (nr_types of them) to the sample (node, labels).  Returns 0,
+ * or ERR_LIMIT when a sum would overflow int64 (nothing is added then).
+ */
+int profile_add_sample(struct profile *p, uint32_t node, uint32_t labels, const int64_t *values);
+
+static inline int64_t *profile_sample_values(const struct profile *p, uint32_t sample)
+{
+	return p->values + (size_t)sample * p->nr_types;
+}
+
+/* Raise type's decimals to d, rescaling stored values; ERR_LIMIT on overflow. */
+int profile_set_decimals(struct profile *p, uint32_t type, uint32_t d);
+
+/* Sum of a type's values over all samples (saturating). */
+int64_t profile_total(const struct profile *p, uint32_t type);
+
+/*
+ * Per-node totals of a type: out[n] = value of every sample at n or below.
+ * out must hold nr_nodes entries; self (if not NULL) gets the values of
+ * samples at exactly n.
+ */
+void profile_node_totals(const struct profile *p, uint32_t type, int64_t *out, int64_t *self);
+
+/* The frame ids of node's stack, root first; returns the depth. */
+size_t profile_node_stack(const struct profile *p, uint32_t node, uint32_t **buf, size_t *alloc);
+
+/* Node depth (root 0); computed for every node into out[nr_nodes]. */
+void profile_node_depths(const struct profile *p, uint32_t *out);
+
+/* Order frames by name (bytewise), then module, then id. */
+int profile_frame_cmp(const struct profile *p, uint32_t a, uint32_t b);
+
+/*
+ * The children of node, sorted by frame name (bytewise, then module),
+ * into *buf; returns the count.
+ */
+size_t profile_sorted_children(const struct profile *p, uint32_t node, uint32_t **buf,
+			       size_t *alloc);
+
+/* Operations, in profile_ops.c. */
+
+/*
+ * Add every sample of src into dst.  The sample types must match by name
+ * and unit (dst may also have none yet, and then takes src's); otherwise
+ * ERR_USAGE naming the types.
+ */
+int profile_merge(struct profile *dst, const struct profile *src, struct error *err);
+
+/* Multiply every value of every type by factor, rounding to nearest. */
+void profile_scale(struct profile *p, double factor);
+
+/*
+ * A new profile holding only samples whose stack has a frame name
+ * matching focus (if set) and none matching ignore (if set).  Patterns
+ * are POSIX extended regular expressions; a bad one is ERR_USAGE.
+ */
+struct profile *profile_filter(const struct profile *p, const char *focus, const char *ignore,
+			       struct error *err);
+
+/*
+ * A new profile without nodes whose total of type is below min_share
+ * (0..1) of the profile's total; what they held is charged to a frame
+ * named "[pruned]" under their parent, so totals are kept.
+ */
+struct profile *profile_prune(const struct profile *p, uint32_t type, double min_share);
+
+/* Keep only sample type t (and make it the default). */
+struct profile *profile_select_type(const struct profile *p, uint32_t type);
+
+enum func_key {
+	FUNC_BY_FUNCTION, /* function name */
+	FUNC_BY_MODULE,	  /* module basename */
+	FUNC_BY_LINE,	  /* function file:line */
+};
+
+struct func_stat {
+	uint32_t key; /* strtab id of the function, module or "file:line" */
+	int64_t self;
+	int64_t total; /* counted once per stack, even when recursive */
+};
+
+/*
+ * Self and total of type per key; returns the number of entries written
+ * to *out (allocated, caller frees), unsorted.
+ */
+size_t profile_functions(struct profile *p, uint32_t type, enum func_key by,
+			 struct func_stat **out);
+
+/* Format a stored value of type for humans ("1.5", "42"). */
+void profile_format_value(const struct profile *p, uint32_t type, int64_t v, char *buf,
+			  size_t size);
+/* A stored value as a double in the type's unit. */
+double profile_value_double(const struct profile *p, uint32_t type, int64_t v);
+
+#endif

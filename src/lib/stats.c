@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+#include <math.h>
+
+#include "util/common.h"
+#include "lib/stats.h"
+
+void stats_wilson(double k, double n, double z, double *lo, double *hi)
+{
+	double p, z2, denom, centre, half;
+
+	if (n <= 0) {
+		*lo = 0;
+		*hi = 1;
+		return;
+	}
+	if (k < 0)
+		k = 0;
+	if (k > n)
+		k = n;
+	p = k / n;
+	z2 = z * z;
+	denom = 1 + z2 / n;
+	centre = (p + z2 / (2 * n)) / denom;
+	half = z * sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denom;
+	*lo = fmax(0, centre - half);
+	*hi = fmin(1, centre + half);
+}
+
+double stats_normal_sf(double z)
+{
+	return 0.5 * erfc(z / sqrt(2.0));
+}
+
+double stats_two_prop_p(double k1, double n1, double k2, double n2)
+{
+	double p1, p2, pool, se;
+
+	if (n1 <= 0 || n2 <= 0)
+		return 1.0;
+	p1 = k1 / n1;
+	p2 = k2 / n2;
+	pool = (k1 + k2) / (n1 + n2);
+	se = sqrt(pool * (1 - pool) * (1 / n1 + 1 / n2));
+	if (se == 0)
+		return p1 == p2 ? 1.0 : 0.0;
+	return 2 * stats_normal_sf(fabs(p1 - p2) / se);
+}
+
+static uint64_t gcd64(uint64_t a, uint64_t b)
+{
+	while (b) {
+		uint64_t t = a % b;
+
+		a = b;
+		b = t;
+	}
+	return a;
+}
+
+void stats_counter_init(struct sample_counter *c, const struct profile *p, uint32_t type)
+{
+	uint64_t g = 0, min = 0;
+
+	c->count_type = -1;
+	c->per_sample = 1;
+	for (uint32_t t = 0; t < p->nr_types; t++) {
+		if (!strcmp(profile_str(p, p->types[t].type), "samples") &&
+		    !strcmp(profile_str(p, p->types[t].unit), "count") && !p->types[t].decimals) {
+			c->count_type = (int)t;
+			if (t == type)
+				return;
+		}
+	}
+	if (c->count_type >= 0)
+		return;
+	if (p->period > 0 && p->period_type.type == p->types[type].type &&
+	    p->period_type.unit == p->types[type].unit) {
+		c->per_sample = (double)p->period;
+		return;
+	}
+	for (uint32_t s = 0; s < p->nr_samples; s++) {
+		int64_t v = profile_sample_values(p, s)[type];
+		uint64_t a = v < 0 ? (uint64_t)-v : (uint64_t)v;
+
+		if (!a)
+			continue;
+		g = gcd64(g, a);
+		if (!min || a < min)
+			min = a;
+	}
+	if (!g)
+		return;
+	/* Varying periods make the gcd meaningless: fall back to the smallest value. */
+	c->per_sample = (double)(g * 2 > min ? g : min);
+}

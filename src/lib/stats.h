@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef PLATEAU_STATS_H
+#define PLATEAU_STATS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lib/profile.h"
+
+/*
+ * What the samples can and cannot say.  A share p = k/n estimated from n
+ * samples has standard error sqrt(p(1-p)/n); intervals use Wilson's
+ * score method, which stays inside [0, 1] and is honest for small k.
+ * A change of share between two profiles is tested with the
+ * two-proportion z-test (pooled).
+ */
+
+#define STATS_Z95 1.959963984540054
+
+/* Wilson score interval for k successes out of n at critical value z. */
+void stats_wilson(double k, double n, double z, double *lo, double *hi);
+
+/* Two-sided p-value of the pooled two-proportion z-test of k1/n1 vs k2/n2. */
+double stats_two_prop_p(double k1, double n1, double k2, double n2);
+
+/* Standard normal upper tail, P(Z > z). */
+double stats_normal_sf(double z);
+
+/*
+ * How many samples a value of type stands for.  Tests need sample counts,
+ * not nanoseconds or bytes: the profile's "samples" count type is used
+ * when it has one; otherwise a value is divided by the sampling period
+ * (the profile's period when its type matches, else the greatest common
+ * divisor of the values, else the smallest value, which is one sample's
+ * weight when periods vary slightly).
+ */
+struct sample_counter {
+	int count_type;	   /* index of a samples/count type, or -1 */
+	double per_sample; /* value of type per sample otherwise */
+};
+
+void stats_counter_init(struct sample_counter *c, const struct profile *p, uint32_t type);
+
+/* The number of samples behind value v of the counter's type (or of sample s's counts). */
+static inline double stats_count(const struct sample_counter *c, double v)
+{
+	return c->per_sample > 0 ? v / c->per_sample : v;
+}
+
+#endif

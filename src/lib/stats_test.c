@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: MIT */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <math.h>
+#include <cmocka.h>
+
+#include "util/common.h"
+#include "lib/stats.h"
+
+static void test_wilson(void **state)
+{
+	double lo, hi;
+
+	(void)state;
+	/* 50 of 100: about 40.4%..59.6%. */
+	stats_wilson(50, 100, STATS_Z95, &lo, &hi);
+	assert_true(fabs(lo - 0.4038) < 0.001 && fabs(hi - 0.5962) < 0.001);
+	/* 0 of 10 stays inside [0, 1]. */
+	stats_wilson(0, 10, STATS_Z95, &lo, &hi);
+	assert_true(lo == 0 && hi > 0.25 && hi < 0.35);
+	stats_wilson(1, 0, STATS_Z95, &lo, &hi);
+	assert_true(lo == 0 && hi == 1);
+}
+
+static void test_two_prop(void **state)
+{
+	(void)state;
+	/* 10% vs 12% of 100 samples: noise.  Of 100,000: real. */
+	assert_true(stats_two_prop_p(10, 100, 12, 100) > 0.5);
+	assert_true(stats_two_prop_p(10000, 100000, 12000, 100000) < 1e-6);
+	/* Equal shares: p = 1. */
+	assert_true(fabs(stats_two_prop_p(30, 100, 300, 1000) - 1.0) < 1e-9);
+	assert_true(fabs(stats_normal_sf(1.959963984540054) - 0.025) < 1e-6);
+}
+
+static void test_counter(void **state)
+{
+	struct profile *p = profile_new();
+	struct sample_counter c;
+	int64_t v = 3000000;
+
+	(void)state;
+	profile_add_type(p, "cpu", "nanoseconds");
+	profile_add_sample(p, profile_child(p, 0, profile_frame_named(p, "a", 1)), 0, &v);
+	v = 1000000;
+	profile_add_sample(p, profile_child(p, 0, profile_frame_named(p, "b", 1)), 0, &v);
+	stats_counter_init(&c, p, 0);
+	assert_true(c.count_type == -1 && c.per_sample == 1000000);
+	assert_true(stats_count(&c, 3000000) == 3);
+	profile_free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_wilson),
+		cmocka_unit_test(test_two_prop),
+		cmocka_unit_test(test_counter),
+	};
+
+	return cmocka_run_group_tests_name("stats", tests, NULL, NULL);
+}

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+#include "util/common.h"
+#include "util/hash.h"
+
+static inline uint64_t load64(const unsigned char *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return v;
+}
+
+/* A multiply-mix hash over 8-byte words; not cryptographic. */
+uint64_t hash_bytes(const void *data, size_t len, uint64_t seed)
+{
+	const unsigned char *p = data;
+	uint64_t h = seed ^ (len * 0x9e3779b97f4a7c15ULL);
+
+	while (len >= 8) {
+		h = (h ^ hash_u64(load64(p))) * 0x9e3779b97f4a7c15ULL;
+		p += 8;
+		len -= 8;
+	}
+	if (len) {
+		uint64_t tail = 0;
+
+		memcpy(&tail, p, len);
+		h = (h ^ hash_u64(tail ^ ((uint64_t)len << 56))) * 0x9e3779b97f4a7c15ULL;
+	}
+	return hash_u64(h);
+}
+
+void idhash_release(struct idhash *h)
+{
+	free(h->slots);
+	h->slots = NULL;
+	h->mask = h->count = 0;
+}
+
+static void idhash_put(struct idhash_slot *slots, uint32_t mask, uint32_t hash, uint32_t id)
+{
+	uint32_t pos = hash;
+
+	while (slots[pos & mask].id_plus1)
+		pos++;
+	slots[pos & mask].hash = hash;
+	slots[pos & mask].id_plus1 = id + 1;
+}
+
+static void idhash_grow(struct idhash *h)
+{
+	uint32_t old_size = h->mask ? h->mask + 1 : 0;
+	uint32_t size = old_size ? old_size * 2 : 64;
+	struct idhash_slot *slots;
+
+	if (size == 0 || size > (1U << 31))
+		die("hash table over 2^31 slots");
+	slots = xcalloc(size, sizeof(*slots));
+	for (uint32_t i = 0; i < old_size; i++) {
+		if (h->slots[i].id_plus1)
+			idhash_put(slots, size - 1, h->slots[i].hash, h->slots[i].id_plus1 - 1);
+	}
+	free(h->slots);
+	h->slots = slots;
+	h->mask = size - 1;
+}
+
+void idhash_insert(struct idhash *h, uint32_t hash, uint32_t id)
+{
+	if (!h->mask || (h->count + 1) * 2 > h->mask + 1)
+		idhash_grow(h);
+	idhash_put(h->slots, h->mask, hash, id);
+	h->count++;
+}

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "util/common.h"
+#include "util/options.h"
+
+static bool flag;
+static int num;
+static double dbl;
+static const char *str;
+static const char **list;
+
+static const struct option opts[] = {
+	OPT_BOOL('f', "flag", &flag, "a flag"),
+	OPT_INT('n', "num", &num, "N", "a number"),
+	OPT_DOUBLE(0, "dbl", &dbl, "X", "a double"),
+	OPT_STRING('s', "str", &str, "S", "a string"),
+	OPT_LIST(0, "item", &list, "I", "repeatable"),
+	OPT_END(),
+};
+
+static void reset(void)
+{
+	flag = false;
+	num = 0;
+	dbl = 0;
+	str = NULL;
+	free(list);
+	list = NULL;
+}
+
+static void test_forms(void **state)
+{
+	const char *argv[] = {"a",	"-f", "--num=5",   "b",	 "--dbl", "2.5", "-sX",
+			      "--item", "i1", "--item=i2", "--", "-n",	  NULL};
+	int argc;
+
+	(void)state;
+	reset();
+	argc = parse_options(12, argv, opts, NULL);
+	assert_int_equal(argc, 3);
+	assert_string_equal(argv[0], "a");
+	assert_string_equal(argv[1], "b");
+	assert_string_equal(argv[2], "-n");
+	assert_true(flag);
+	assert_int_equal(num, 5);
+	assert_true(dbl == 2.5);
+	assert_string_equal(str, "X");
+	assert_string_equal(list[0], "i1");
+	assert_string_equal(list[1], "i2");
+	assert_null(list[2]);
+}
+
+static void test_short_with_space_and_stdin(void **state)
+{
+	const char *argv[] = {"-n", "7", "-", "-s", "v", NULL};
+	int argc;
+
+	(void)state;
+	reset();
+	argc = parse_options(5, argv, opts, NULL);
+	assert_int_equal(argc, 1);
+	assert_string_equal(argv[0], "-");
+	assert_int_equal(num, 7);
+	assert_string_equal(str, "v");
+	reset();
+}
+
+static void test_help_lists_every_option(void **state)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	usage_with_options(f, (const char *const[]){"cmd [opts]", NULL}, opts);
+	fclose(f);
+	for (const struct option *o = opts; o->type != OPTION_END; o++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "--%s", o->long_name);
+		assert_non_null(strstr(buf, name));
+		assert_non_null(strstr(buf, o->help));
+	}
+	assert_non_null(strstr(buf, "usage: cmd [opts]"));
+	free(buf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_forms),
+		cmocka_unit_test(test_short_with_space_and_stdin),
+		cmocka_unit_test(test_help_lists_every_option),
+	};
+
+	return cmocka_run_group_tests_name("options", tests, NULL, NULL);
+}

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: MIT */
+#include "util/common.h"
+#include "util/strbuf.h"
+
+char strbuf_slopbuf[1];
+
+void strbuf_init(struct strbuf *sb, size_t hint)
+{
+	sb->alloc = sb->len = 0;
+	sb->buf = strbuf_slopbuf;
+	if (hint)
+		strbuf_grow(sb, hint);
+}
+
+void strbuf_release(struct strbuf *sb)
+{
+	if (sb->alloc)
+		free(sb->buf);
+	strbuf_init(sb, 0);
+}
+
+char *strbuf_detach(struct strbuf *sb, size_t *len)
+{
+	char *res;
+
+	strbuf_grow(sb, 0);
+	res = sb->buf;
+	if (len)
+		*len = sb->len;
+	strbuf_init(sb, 0);
+	return res;
+}
+
+void strbuf_grow(struct strbuf *sb, size_t extra)
+{
+	size_t want = st_add(st_add(sb->len, extra), 1);
+	bool fresh = !sb->alloc;
+
+	if (want <= sb->alloc)
+		return;
+	if (fresh)
+		sb->buf = NULL;
+	ALLOC_GROW(sb->buf, want, sb->alloc);
+	if (fresh)
+		sb->buf[0] = '\0';
+}
+
+void strbuf_setlen(struct strbuf *sb, size_t len)
+{
+	if (len > (sb->alloc ? sb->alloc - 1 : 0))
+		BUG("strbuf_setlen beyond allocation");
+	sb->len = len;
+	if (sb->alloc)
+		sb->buf[len] = '\0';
+}
+
+void strbuf_add(struct strbuf *sb, const void *data, size_t len)
+{
+	strbuf_grow(sb, len);
+	memcpy(sb->buf + sb->len, data, len);
+	sb->len += len;
+	sb->buf[sb->len] = '\0';
+}
+
+void strbuf_addstr(struct strbuf *sb, const char *s)
+{
+	strbuf_add(sb, s, strlen(s));
+}
+
+void strbuf_addch(struct strbuf *sb, int c)
+{
+	strbuf_grow(sb, 1);
+	sb->buf[sb->len++] = (char)c;
+	sb->buf[sb->len] = '\0';
+}
+
+void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
+{
+	va_list cp;
+	int n;
+
+	strbuf_grow(sb, 64);
+	va_copy(cp, ap);
+	n = vsnprintf(sb->buf + sb->len, sb->alloc - sb->len, fmt, cp);
+	va_end(cp);
+	if (n < 0)
+		BUG("vsnprintf failed for format '%s'", fmt);
+	if ((size_t)n >= sb->alloc - sb->len) {
+		strbuf_grow(sb, (size_t)n);
+		n = vsnprintf(sb->buf + sb->len, sb->alloc - sb->len, fmt, ap);
+	}
+	sb->len += (size_t)n;
+}
+
+void strbuf_addf(struct strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(sb, fmt, ap);
+	va_end(ap);
+}
+
+void strbuf_add_commas(struct strbuf *sb, unsigned long long n)
+{
+	char digits[32];
+	int len = snprintf(digits, sizeof(digits), "%llu", n);
+
+	for (int i = 0; i < len; i++) {
+		if (i && (len - i) % 3 == 0)
+			strbuf_addch(sb, ',');
+		strbuf_addch(sb, digits[i]);
+	}
+}
+
+void strbuf_add_xml(struct strbuf *sb, const char *s, size_t len)
+{
+	size_t start = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		const char *rep;
+
+		switch (c) {
+		case '&': rep = "&amp;"; break;
+		case '<': rep = "&lt;"; break;
+		case '>': rep = "&gt;"; break;
+		case '"': rep = "&quot;"; break;
+		case '\'': rep = "&apos;"; break;
+		default:
+			/* XML 1.0 forbids most control characters outright. */
+			rep = (c < 0x20 && c != '\t' && c != '\n' && c != '\r') ? "?" : NULL;
+		}
+		if (!rep)
+			continue;
+		strbuf_add(sb, s + start, i - start);
+		strbuf_addstr(sb, rep);
+		start = i + 1;
+	}
+	strbuf_add(sb, s + start, len - start);
+}
+
+void strbuf_add_json(struct strbuf *sb, const char *s, size_t len)
+{
+	size_t start = 0;
+
+	strbuf_addch(sb, '"');
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		strbuf_add(sb, s + start, i - start);
+		switch (c) {
+		case '"': strbuf_addstr(sb, "\\\""); break;
+		case '\\': strbuf_addstr(sb, "\\\\"); break;
+		case '\n': strbuf_addstr(sb, "\\n"); break;
+		case '\t': strbuf_addstr(sb, "\\t"); break;
+		default: strbuf_addf(sb, "\\u%04x", c);
+		}
+		start = i + 1;
+	}
+	strbuf_add(sb, s + start, len - start);
+	strbuf_addch(sb, '"');
+}
+
+int strbuf_write(const struct strbuf *sb, FILE *f)
+{
+	if (sb->len && fwrite(sb->buf, 1, sb->len, f) != sb->len)
+		return -1;
+	return 0;
+}

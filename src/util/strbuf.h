@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef PLATEAU_STRBUF_H
+#define PLATEAU_STRBUF_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/*
+ * A growable byte buffer, always NUL-terminated (buf[len] == '\0').
+ * STRBUF_INIT gives an empty buffer that owns no memory; strbuf_release()
+ * frees it and leaves it reusable.  strbuf_detach() hands the memory to
+ * the caller, who must free() it.
+ */
+struct strbuf {
+	size_t alloc;
+	size_t len;
+	char *buf;
+};
+
+extern char strbuf_slopbuf[];
+#define STRBUF_INIT                  \
+	{                            \
+		0, 0, strbuf_slopbuf \
+	}
+
+void strbuf_init(struct strbuf *sb, size_t hint);
+void strbuf_release(struct strbuf *sb);
+char *strbuf_detach(struct strbuf *sb, size_t *len);
+void strbuf_grow(struct strbuf *sb, size_t extra);
+
+static inline void strbuf_reset(struct strbuf *sb)
+{
+	sb->len = 0;
+	if (sb->alloc)
+		sb->buf[0] = '\0';
+}
+
+void strbuf_setlen(struct strbuf *sb, size_t len);
+void strbuf_add(struct strbuf *sb, const void *data, size_t len);
+void strbuf_addstr(struct strbuf *sb, const char *s);
+void strbuf_addch(struct strbuf *sb, int c);
+void strbuf_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
+/* Append n with thousands separators, as flamegraph.pl prints counts. */
+void strbuf_add_commas(struct strbuf *sb, unsigned long long n);
+/* Append s escaped for XML text and attribute values. */
+void strbuf_add_xml(struct strbuf *sb, const char *s, size_t len);
+/* Append s as a JSON string literal, quotes included. */
+void strbuf_add_json(struct strbuf *sb, const char *s, size_t len);
+
+/* Write the whole buffer to f; returns 0 or -1 with errno set. */
+int strbuf_write(const struct strbuf *sb, FILE *f);
+
+#endif

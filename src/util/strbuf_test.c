@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "util/common.h"
+#include "util/strbuf.h"
+#include "util/strtab.h"
+
+static void test_addf_grows(void **state)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	(void)state;
+	assert_string_equal(sb.buf, "");
+	for (int i = 0; i < 1000; i++)
+		strbuf_addf(&sb, "%d,", i);
+	assert_int_equal(sb.len, strlen(sb.buf));
+	assert_memory_equal(sb.buf, "0,1,2,", 6);
+	strbuf_release(&sb);
+	assert_int_equal(sb.len, 0);
+}
+
+static void test_commas(void **state)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	(void)state;
+	strbuf_add_commas(&sb, 0);
+	strbuf_addch(&sb, ' ');
+	strbuf_add_commas(&sb, 999);
+	strbuf_addch(&sb, ' ');
+	strbuf_add_commas(&sb, 1234567);
+	assert_string_equal(sb.buf, "0 999 1,234,567");
+	strbuf_release(&sb);
+}
+
+static void test_xml_escape(void **state)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char in[] = "a<b>&\"c'\x01";
+
+	(void)state;
+	strbuf_add_xml(&sb, in, sizeof(in) - 1);
+	assert_string_equal(sb.buf, "a&lt;b&gt;&amp;&quot;c&apos;?");
+	strbuf_release(&sb);
+}
+
+static void test_json_escape(void **state)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	(void)state;
+	strbuf_add_json(&sb, "a\"b\\c\nd\x02", 8);
+	assert_string_equal(sb.buf, "\"a\\\"b\\\\c\\nd\\u0002\"");
+	strbuf_release(&sb);
+}
+
+static void test_strtab(void **state)
+{
+	struct strtab t;
+	char big[300000];
+	uint32_t a, b, c;
+
+	(void)state;
+	strtab_init(&t);
+	assert_int_equal(strtab_intern(&t, "", 0), 0);
+	a = strtab_intern_str(&t, "main");
+	b = strtab_intern_str(&t, "foo");
+	assert_int_not_equal(a, b);
+	assert_int_equal(strtab_intern_str(&t, "main"), a);
+	memset(big, 'x', sizeof(big));
+	c = strtab_intern(&t, big, sizeof(big));
+	assert_int_equal(strtab_len(&t, c), sizeof(big));
+	assert_string_equal(strtab_str(&t, a), "main");
+	for (int i = 0; i < 100000; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "f%d", i);
+		strtab_intern_str(&t, name);
+	}
+	assert_int_equal(strtab_find(&t, "f99999", 6), t.nr - 1);
+	assert_int_equal(strtab_find(&t, "nope", 4), IDHASH_NONE);
+	assert_string_equal(strtab_str(&t, b), "foo");
+	strtab_release(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_addf_grows), cmocka_unit_test(test_commas),
+		cmocka_unit_test(test_xml_escape), cmocka_unit_test(test_json_escape),
+		cmocka_unit_test(test_strtab),
+	};
+
+	return cmocka_run_group_tests_name("strbuf", tests, NULL, NULL);
+}

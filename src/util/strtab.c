@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+#include "util/common.h"
+#include "util/strtab.h"
+
+#define CHUNK_SIZE (1U << 20)
+
+struct strtab_chunk {
+	struct strtab_chunk *next;
+	size_t used, size;
+	char data[];
+};
+
+static char *chunk_alloc(struct strtab *t, size_t len)
+{
+	struct strtab_chunk *c = t->chunks;
+	size_t need = st_add(len, 1);
+	char *p;
+
+	if (!c || c->size - c->used < need) {
+		size_t size = need > CHUNK_SIZE / 4 ? need : CHUNK_SIZE;
+
+		c = xmalloc(st_add(sizeof(*c), size));
+		c->used = 0;
+		c->size = size;
+		/* A big string gets a chunk of its own behind the current one. */
+		if (size != CHUNK_SIZE && t->chunks) {
+			c->next = t->chunks->next;
+			t->chunks->next = c;
+		} else {
+			c->next = t->chunks;
+			t->chunks = c;
+		}
+	}
+	p = c->data + c->used;
+	c->used += need;
+	return p;
+}
+
+void strtab_init(struct strtab *t)
+{
+	memset(t, 0, sizeof(*t));
+	strtab_intern(t, "", 0);
+}
+
+void strtab_release(struct strtab *t)
+{
+	struct strtab_chunk *c = t->chunks;
+
+	while (c) {
+		struct strtab_chunk *next = c->next;
+
+		free(c);
+		c = next;
+	}
+	free(t->strs);
+	free(t->lens);
+	idhash_release(&t->index);
+	memset(t, 0, sizeof(*t));
+}
+
+static uint32_t lookup(const struct strtab *t, const char *s, size_t len, uint32_t hash)
+{
+	uint32_t pos = hash, id;
+
+	while ((id = idhash_probe(&t->index, hash, &pos)) != IDHASH_NONE) {
+		if (t->lens[id] == len && !memcmp(t->strs[id], s, len))
+			return id;
+	}
+	return IDHASH_NONE;
+}
+
+uint32_t strtab_find(const struct strtab *t, const char *s, size_t len)
+{
+	return lookup(t, s, len, (uint32_t)hash_bytes(s, len, 0));
+}
+
+uint32_t strtab_intern(struct strtab *t, const char *s, size_t len)
+{
+	uint32_t hash = (uint32_t)hash_bytes(s, len, 0);
+	uint32_t id = lookup(t, s, len, hash);
+	char *copy;
+
+	if (id != IDHASH_NONE)
+		return id;
+	if (len >= UINT32_MAX || t->nr == UINT32_MAX - 1)
+		die("string table full");
+	copy = chunk_alloc(t, len);
+	memcpy(copy, s, len);
+	copy[len] = '\0';
+	if (t->nr >= t->alloc) {
+		uint32_t alloc = t->alloc;
+
+		ALLOC_GROW(t->strs, t->nr + 1, alloc);
+		t->lens = xrealloc(t->lens, st_mult(alloc, sizeof(*t->lens)));
+		t->alloc = alloc;
+	}
+	id = t->nr++;
+	t->strs[id] = copy;
+	t->lens[id] = (uint32_t)len;
+	idhash_insert(&t->index, hash, id);
+	return id;
+}

@@ -1,0 +1,71 @@
+#!/bin/bash
+# Run every suite (cmocka unit tests and CLI scripts, all speaking TAP)
+# against each build directory given, print a summary per suite, and end
+# with the plain line "N passed, N failed" totalled over everything.
+# A skipped test is reported loudly and counted apart; it is not a pass.
+set -u
+cd "$(dirname "$0")/.." || exit 2
+[ $# -gt 0 ] || set -- build
+
+pass=0 fail=0 skip=0
+failed_suites=()
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=99}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcode=99}
+export CMOCKA_MESSAGE_OUTPUT=TAP
+export LC_ALL=C
+
+# run_suite NAME COMMAND...: run it, count its TAP lines.
+run_suite() {
+	local name=$1 out rc p=0 f=0 s=0 planned=""
+	shift
+	out=$("$@" 2>&1)
+	rc=$?
+	while IFS= read -r line; do
+		case "$line" in
+		"ok "*"# SKIP"* | "ok "*"# skip"*) s=$((s + 1)); echo "  SKIP $name: ${line#*# }" ;;
+		"ok "*) p=$((p + 1)) ;;
+		"not ok "*) f=$((f + 1)); echo "  FAIL $name: $line" ;;
+		1..*) planned=${line#1..} ;;
+		esac
+	done <<<"$out"
+	# A crash, a sanitizer report or a short plan is a failure too.
+	if [ -n "$planned" ] && [ "$planned" -gt $((p + f + s)) ]; then
+		f=$((f + planned - p - f - s))
+		echo "  FAIL $name: planned $planned tests, ran $((p + s))"
+	fi
+	if [ $rc -ne 0 ] && [ $f -eq 0 ]; then
+		f=1
+		echo "  FAIL $name: exited with status $rc"
+	fi
+	if [ $f -ne 0 ]; then
+		failed_suites+=("$name")
+		printf '%s\n' "$out" | grep -v '^ok ' | tail -n 40 | sed 's/^/    | /'
+	fi
+	printf '%-34s %4d passed, %d failed, %d skipped\n' "$name" $p $f $s
+	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+}
+
+for build in "$@"; do
+	if [ ! -x "$build/plateau" ]; then
+		echo "no $build/plateau: build it first (make)" >&2
+		exit 2
+	fi
+	tag=$(basename "$build")
+	for t in "$build"/*_test; do
+		[ -x "$t" ] || continue
+		run_suite "$tag/unit/$(basename "$t")" "$t"
+	done
+	for t in tests/cli/*.sh; do
+		[ -x "$t" ] || continue
+		run_suite "$tag/cli/$(basename "$t" .sh)" env PLATEAU="$PWD/$build/plateau" BUILD="$PWD/$build" "$t"
+	done
+done
+
+if [ $skip -ne 0 ]; then
+	echo "WARNING: $skip tests skipped (see SKIP lines above)"
+fi
+if [ ${#failed_suites[@]} -ne 0 ]; then
+	echo "failed suites: ${failed_suites[*]}"
+fi
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
