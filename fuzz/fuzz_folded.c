@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libFuzzer target: folded stacks.  Any input must parse or be refused
+ * with an error; whatever parses must write back out, and the folded
+ * output must parse again to the same totals.
+ */
+#include "util/common.h"
+#include "lib/format.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static int64_t total_of(const struct profile *p)
+{
+	return profile_total(p, 0);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct error err = ERROR_INIT;
+	struct profile *p = NULL, *q = NULL;
+	struct input in, again;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (input_from_buf(&in, "fuzz", data, size, 1 << 24, &err))
+		return 0;
+	if (folded_read(&in, NULL, &p, &err)) {
+		input_close(&in);
+		return 0;
+	}
+	input_close(&in);
+	f = open_memstream(&buf, &len);
+	if (profile_is_diff(p) ? folded_write_diff(p, f, &err) : folded_write(p, 0, f, &err))
+		abort();
+	fclose(f);
+	err = (struct error)ERROR_INIT;
+	if (input_from_buf(&again, "again", buf, len, 1 << 24, &err))
+		abort();
+	/* An all-zero profile writes nothing, which does not read back. */
+	if (len && folded_read(&again, NULL, &q, &err) == 0 && total_of(p) != total_of(q))
+		abort();
+	input_close(&again);
+	profile_free(p);
+	profile_free(q);
+	free(buf);
+	return 0;
+}
