@@ -253,6 +253,7 @@ int folded_read(const struct input *in, const struct read_options *o, struct pro
 {
 	struct folded_reader r = {.in = in};
 	const char *s = in->data, *end = in->data + in->len;
+	size_t discarded = 0;
 	int rc = 0;
 
 	r.p = profile_new();
@@ -268,6 +269,9 @@ int folded_read(const struct input *in, const struct read_options *o, struct pro
 			break;
 		}
 		rc = read_line(&r, s, len, err);
+		/* The previous line must stay readable: stack_node() compares with it. */
+		if ((size_t)(s - in->data) >= discarded + INPUT_DISCARD_STEP)
+			discarded = input_discard(in, s);
 		s += len + 1;
 	}
 	free(r.prev_end);
@@ -459,14 +463,14 @@ static int write_folded(const struct profile *p, const uint32_t *types, int ntyp
 			struct error *err)
 {
 	struct fold_writer w = {.p = p, .f = f, .ntypes = ntypes};
-	int64_t *total = xmalloc(st_mult(p->nr_nodes, sizeof(int64_t)));
 	char num[64];
 
 	w.below = xcalloc(p->nr_nodes, sizeof(bool));
 	for (int k = 0; k < ntypes; k++) {
 		w.types[k] = types[k];
-		w.self[k] = xmalloc(st_mult(p->nr_nodes, sizeof(int64_t)));
-		profile_node_totals(p, types[k], total, w.self[k]);
+		w.self[k] = xcalloc(p->nr_nodes, sizeof(int64_t));
+		for (uint32_t s = 0; s < p->nr_samples; s++)
+			w.self[k][p->samples[s].node] += profile_sample_values(p, s)[types[k]];
 	}
 	for (uint32_t n = p->nr_nodes - 1; n > 0; n--) {
 		bool here = false;
@@ -490,7 +494,6 @@ static int write_folded(const struct profile *p, const uint32_t *types, int ntyp
 	for (int k = 0; k < ntypes; k++)
 		free(w.self[k]);
 	free(w.below);
-	free(total);
 	if (ferror(f))
 		return error_set(err, ERR_IO, "write error: %s", strerror(errno));
 	return 0;

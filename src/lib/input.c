@@ -203,3 +203,15 @@ void input_close(struct input *in)
 	free(in->heap);
 	memset(in, 0, sizeof(*in));
 }
+
+size_t input_discard(const struct input *in, const char *upto)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uintptr_t start = ((uintptr_t)in->data + page - 1) & ~(uintptr_t)(page - 1);
+	uintptr_t end = (uintptr_t)upto & ~(uintptr_t)(page - 1);
+
+	/* Only whole pages inside the buffer; heap buffers this large are mmapped by malloc. */
+	if (end > start && in->len >= INPUT_DISCARD_STEP)
+		madvise((void *)start, end - start, MADV_DONTNEED);
+	return (size_t)(upto - in->data);
+}

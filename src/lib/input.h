@@ -33,6 +33,15 @@ int input_from_buf(struct input *in, const char *name, const void *data, size_t 
 		   size_t max_inflated, struct error *err);
 void input_close(struct input *in);
 
+/*
+ * Tell the kernel the bytes before upto (rounded down to a page) will not
+ * be read again, so a large input does not stay resident while the
+ * profile built from it grows.  Returns the offset released so far.
+ * Parsers call it every INPUT_DISCARD_STEP bytes.
+ */
+size_t input_discard(const struct input *in, const char *upto);
+#define INPUT_DISCARD_STEP ((size_t)32 << 20)
+
 /* Inflate a gzip or zlib buffer into *out (malloc'd, NUL-terminated). */
 int input_gunzip(const char *name, const void *data, size_t len, size_t max, char **out,
 		 size_t *out_len, struct error *err);

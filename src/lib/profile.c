@@ -26,7 +26,7 @@ void profile_free(struct profile *p)
 	free(p->frames);
 	idhash_release(&p->frame_index);
 	free(p->nodes);
-	idhash_release(&p->child_index);
+	free(p->child_buckets);
 	free(p->types);
 	free(p->samples);
 	free(p->values);
@@ -109,24 +109,43 @@ static inline uint32_t child_hash(uint32_t parent, uint32_t frame)
 
 uint32_t profile_find_child(const struct profile *p, uint32_t parent, uint32_t frame)
 {
-	uint32_t hash = child_hash(parent, frame), pos = hash, id;
+	uint32_t id;
 
-	while ((id = idhash_probe(&p->child_index, hash, &pos)) != IDHASH_NONE) {
+	if (!p->child_buckets)
+		return 0;
+	id = p->child_buckets[child_hash(parent, frame) & p->child_mask];
+	for (; id; id = p->nodes[id].hnext) {
 		if (p->nodes[id].parent == parent && p->nodes[id].frame == frame)
 			return id;
 	}
 	return 0;
 }
 
+/* Double the buckets (load factor 1) and relink every node. */
+static void child_rehash(struct profile *p)
+{
+	uint32_t size = p->child_buckets ? (p->child_mask + 1) * 2 : 1024;
+
+	if (!size)
+		die("call tree over 2^32 buckets");
+	free(p->child_buckets);
+	p->child_buckets = xcalloc(size, sizeof(uint32_t));
+	p->child_mask = size - 1;
+	for (uint32_t id = 1; id < p->nr_nodes; id++) {
+		uint32_t b = child_hash(p->nodes[id].parent, p->nodes[id].frame) & p->child_mask;
+
+		p->nodes[id].hnext = p->child_buckets[b];
+		p->child_buckets[b] = id;
+	}
+}
+
 uint32_t profile_child(struct profile *p, uint32_t parent, uint32_t frame)
 {
-	uint32_t hash = child_hash(parent, frame), pos = hash, id;
+	uint32_t id = profile_find_child(p, parent, frame), b;
 	struct pnode *n;
 
-	while ((id = idhash_probe(&p->child_index, hash, &pos)) != IDHASH_NONE) {
-		if (p->nodes[id].parent == parent && p->nodes[id].frame == frame)
-			return id;
-	}
+	if (id)
+		return id;
 	if (p->nr_nodes == UINT32_MAX)
 		die("call tree over 2^32 nodes");
 	ALLOC_GROW(p->nodes, p->nr_nodes + 1, p->alloc_nodes);
@@ -137,7 +156,13 @@ uint32_t profile_child(struct profile *p, uint32_t parent, uint32_t frame)
 	n->first_child = 0;
 	n->next_sibling = p->nodes[parent].first_child;
 	p->nodes[parent].first_child = id;
-	idhash_insert(&p->child_index, hash, id);
+	if (!p->child_buckets || p->nr_nodes > p->child_mask + 1) {
+		child_rehash(p);
+		return id;
+	}
+	b = child_hash(parent, frame) & p->child_mask;
+	n->hnext = p->child_buckets[b];
+	p->child_buckets[b] = id;
 	return id;
 }
 

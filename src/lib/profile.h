@@ -48,6 +48,7 @@ struct pnode {
 	uint32_t parent;       /* parent node; the root's is itself */
 	uint32_t first_child;  /* 0 when none (the root is never a child) */
 	uint32_t next_sibling; /* 0 when last */
+	uint32_t hnext;        /* next node in the same child-hash bucket, 0 = end */
 };
 
 struct sample_type {
@@ -78,7 +79,13 @@ struct profile {
 
 	struct pnode *nodes;
 	uint32_t nr_nodes, alloc_nodes;
-	struct idhash child_index;
+	/*
+	 * Child lookup: buckets of (parent, frame) hashes chained through
+	 * pnode.hnext; 4 bytes per bucket, so the tree costs about 24 bytes
+	 * a node, and rehashing needs no second table.
+	 */
+	uint32_t *child_buckets;
+	uint32_t child_mask;
 
 	struct sample_type *types;
 	uint32_t nr_types;
