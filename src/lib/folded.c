@@ -117,7 +117,25 @@ struct folded_reader {
 	size_t *prev_end; /* end offset of each frame */
 	uint32_t *prev_node;
 	size_t prev_depth, prev_alloc;
+	/* Frame id of each interned name (UINT32_MAX: none yet); names are frames here. */
+	uint32_t *frame_of;
+	size_t frame_of_alloc;
 };
+
+static uint32_t named_frame(struct folded_reader *r, const char *name, size_t len)
+{
+	uint32_t s = profile_intern(r->p, name, len);
+
+	if (s >= r->frame_of_alloc) {
+		size_t old = r->frame_of_alloc;
+
+		ALLOC_GROW(r->frame_of, s + 1, r->frame_of_alloc);
+		memset(r->frame_of + old, 0xff, (r->frame_of_alloc - old) * sizeof(uint32_t));
+	}
+	if (r->frame_of[s] == UINT32_MAX)
+		r->frame_of[s] = profile_frame_named(r->p, name, len);
+	return r->frame_of[s];
+}
 
 static int add_counts(struct folded_reader *r, uint32_t node, const struct count *c, int n,
 		      struct error *err)
@@ -165,7 +183,7 @@ static uint32_t stack_node(struct folded_reader *r, const char *s, size_t len)
 		if (depth < r->prev_depth && r->prev_end[depth] == end && (end < common || same)) {
 			node = r->prev_node[depth];
 		} else {
-			uint32_t f = profile_frame_named(r->p, s + start, end - start);
+			uint32_t f = named_frame(r, s + start, end - start);
 
 			node = profile_child(r->p, node, f);
 		}
@@ -276,6 +294,7 @@ int folded_read(const struct input *in, const struct read_options *o, struct pro
 	}
 	free(r.prev_end);
 	free(r.prev_node);
+	free(r.frame_of);
 	if (!rc && !r.ncounts)
 		rc = error_set(err, ERR_FORMAT, "%s: no samples", in->name);
 	if (rc) {

@@ -111,7 +111,8 @@ uint32_t profile_find_child(const struct profile *p, uint32_t parent, uint32_t f
 {
 	uint32_t id;
 
-	if (!p->child_buckets)
+	/* A node without children (often one just created) needs no probe. */
+	if (!p->child_buckets || !p->nodes[parent].first_child)
 		return 0;
 	id = p->child_buckets[child_hash(parent, frame) & p->child_mask];
 	for (; id; id = p->nodes[id].hnext) {
