@@ -187,8 +187,10 @@ static uint32_t stack_node(struct folded_reader *r, const char *s, size_t len)
 
 			node = profile_child(r->p, node, f);
 		}
-		ALLOC_GROW(r->prev_end, depth + 1, r->prev_alloc);
-		r->prev_node = xrealloc(r->prev_node, st_mult(r->prev_alloc, sizeof(uint32_t)));
+		if (depth + 1 > r->prev_alloc) {
+			ALLOC_GROW(r->prev_end, depth + 1, r->prev_alloc);
+			r->prev_node = xrealloc(r->prev_node, st_mult(r->prev_alloc, sizeof(uint32_t)));
+		}
 		r->prev_end[depth] = end;
 		r->prev_node[depth] = node;
 		depth++;

@@ -1,0 +1,23 @@
+#!/bin/bash
+# make bench: plateau against FlameGraph's Perl tools (and inferno when
+# present) on a real >= 100 MB `perf record -g` recording, side by side.
+#
+#   FLAMEGRAPH_DIR  checkout of https://github.com/brendangregg/FlameGraph (required)
+#   INFERNO_DIR     directory with inferno-collapse-perf / inferno-flamegraph (optional)
+#   BENCH_DIR       where inputs go (default /tmp/plateau-bench)
+set -eu
+cd "$(dirname "$0")/.."
+build=${1:-build}
+if [ -z "${FLAMEGRAPH_DIR:-}" ] && [ -d ../peers/FlameGraph ]; then
+	FLAMEGRAPH_DIR=$(cd ../peers/FlameGraph && pwd)
+fi
+if [ -z "${FLAMEGRAPH_DIR:-}" ] || [ ! -f "$FLAMEGRAPH_DIR/flamegraph.pl" ]; then
+	echo "bench: set FLAMEGRAPH_DIR to a checkout of https://github.com/brendangregg/FlameGraph" >&2
+	exit 2
+fi
+export FLAMEGRAPH_DIR
+dir=${BENCH_DIR:-/tmp/plateau-bench}
+bench/make-input.sh "$dir/perf.txt"
+python3 bench/model-memory.py "$build/plateau"
+echo
+python3 bench/compare.py "$build/plateau" "$dir/perf.txt" "$dir/perf.folded"
