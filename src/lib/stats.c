@@ -57,27 +57,21 @@ static uint64_t gcd64(uint64_t a, uint64_t b)
 	return a;
 }
 
-void stats_counter_init(struct sample_counter *c, const struct profile *p, uint32_t type)
+static bool is_count_type(const struct profile *p, uint32_t t)
+{
+	return !strcmp(profile_str(p, p->types[t].type), "samples") &&
+	       !strcmp(profile_str(p, p->types[t].unit), "count") && !p->types[t].decimals;
+}
+
+/*
+ * The value of one sample, from the values themselves: their greatest
+ * common divisor, or the smallest value when periods vary slightly and
+ * the divisor is meaningless.  Raw counts give 1.
+ */
+static double inferred_period(const struct profile *p, uint32_t type)
 {
 	uint64_t g = 0, min = 0;
 
-	c->count_type = -1;
-	c->per_sample = 1;
-	for (uint32_t t = 0; t < p->nr_types; t++) {
-		if (!strcmp(profile_str(p, p->types[t].type), "samples") &&
-		    !strcmp(profile_str(p, p->types[t].unit), "count") && !p->types[t].decimals) {
-			c->count_type = (int)t;
-			if (t == type)
-				return;
-		}
-	}
-	if (c->count_type >= 0)
-		return;
-	if (p->period > 0 && p->period_type.type == p->types[type].type &&
-	    p->period_type.unit == p->types[type].unit) {
-		c->per_sample = (double)p->period;
-		return;
-	}
 	for (uint32_t s = 0; s < p->nr_samples; s++) {
 		int64_t v = profile_sample_values(p, s)[type];
 		uint64_t a = v < 0 ? (uint64_t)-v : (uint64_t)v;
@@ -89,7 +83,33 @@ void stats_counter_init(struct sample_counter *c, const struct profile *p, uint3
 			min = a;
 	}
 	if (!g)
-		return;
-	/* Varying periods make the gcd meaningless: fall back to the smallest value. */
-	c->per_sample = (double)(g * 2 > min ? g : min);
+		return 1;
+	return (double)(g * 2 > min ? g : min);
+}
+
+void stats_counter_init(struct sample_counter *c, const struct profile *p, uint32_t type)
+{
+	c->count_type = -1;
+	c->per_sample = 1;
+	/*
+	 * A folded file's only type is called samples/count even when its
+	 * values are event periods (stackcollapse-perf.pl sums periods), so
+	 * the type itself is never trusted to be a count.  A separate
+	 * samples/count type next to a value type (perf script and pprof
+	 * input) is.
+	 */
+	if (!is_count_type(p, type)) {
+		for (uint32_t t = 0; t < p->nr_types; t++) {
+			if (is_count_type(p, t)) {
+				c->count_type = (int)t;
+				return;
+			}
+		}
+		if (p->period > 0 && p->period_type.type == p->types[type].type &&
+		    p->period_type.unit == p->types[type].unit) {
+			c->per_sample = (double)p->period;
+			return;
+		}
+	}
+	c->per_sample = inferred_period(p, type);
 }

@@ -28,11 +28,13 @@ double stats_normal_sf(double z);
 
 /*
  * How many samples a value of type stands for.  Tests need sample counts,
- * not nanoseconds or bytes: the profile's "samples" count type is used
- * when it has one; otherwise a value is divided by the sampling period
- * (the profile's period when its type matches, else the greatest common
- * divisor of the values, else the smallest value, which is one sample's
- * weight when periods vary slightly).
+ * not nanoseconds or bytes.  When the profile has a samples/count type
+ * beside the one asked about (perf script and pprof input), its values
+ * are the counts (count_type).  Otherwise a value is divided by the
+ * sampling period: the profile's period when its type matches, else the
+ * greatest common divisor of the values, else the smallest value (one
+ * sample's weight when periods vary slightly).  A folded file of raw
+ * counts has divisor 1; one of perf event periods, the period.
  */
 struct sample_counter {
 	int count_type;	   /* index of a samples/count type, or -1 */

@@ -51,12 +51,40 @@ static void test_counter(void **state)
 	profile_free(p);
 }
 
+/* A folded file of perf event periods calls its type samples/count: not counts. */
+static void test_counter_folded_periods(void **state)
+{
+	struct profile *p = profile_new();
+	struct sample_counter c;
+	int64_t v = 2002002;
+
+	(void)state;
+	profile_add_type(p, "samples", "count");
+	profile_add_sample(p, profile_child(p, 0, profile_frame_named(p, "a", 1)), 0, &v);
+	v = 1001001;
+	profile_add_sample(p, profile_child(p, 0, profile_frame_named(p, "b", 1)), 0, &v);
+	stats_counter_init(&c, p, 0);
+	assert_true(c.count_type == -1 && c.per_sample == 1001001);
+	profile_free(p);
+	/* Raw counts stay counts. */
+	p = profile_new();
+	profile_add_type(p, "samples", "count");
+	v = 7;
+	profile_add_sample(p, profile_child(p, 0, profile_frame_named(p, "a", 1)), 0, &v);
+	v = 1;
+	profile_add_sample(p, profile_child(p, 0, profile_frame_named(p, "b", 1)), 0, &v);
+	stats_counter_init(&c, p, 0);
+	assert_true(c.per_sample == 1);
+	profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_wilson),
 		cmocka_unit_test(test_two_prop),
 		cmocka_unit_test(test_counter),
+		cmocka_unit_test(test_counter_folded_periods),
 	};
 
 	return cmocka_run_group_tests_name("stats", tests, NULL, NULL);
