@@ -65,8 +65,8 @@ static bool is_count_type(const struct profile *p, uint32_t t)
 
 /*
  * The value of one sample, from the values themselves: their greatest
- * common divisor, or the smallest value when periods vary slightly and
- * the divisor is meaningless.  Raw counts give 1.
+ * common divisor when it is large, or the smallest value when periods
+ * vary slightly and the divisor is meaningless.  Raw counts give 1.
  */
 static double inferred_period(const struct profile *p, uint32_t type)
 {
@@ -82,9 +82,16 @@ static double inferred_period(const struct profile *p, uint32_t type)
 		if (!min || a < min)
 			min = a;
 	}
-	if (!g)
-		return 1;
-	return (double)(g * 2 > min ? g : min);
+	/*
+	 * Sample counts rarely share a divisor of 100 across every stack,
+	 * nor have every stack seen 10,000 times; event periods (a million
+	 * nanoseconds for cpu-clock at 999 Hz) do.
+	 */
+	if (g >= 100)
+		return (double)g;
+	if (min >= 10000)
+		return (double)min;
+	return 1;
 }
 
 void stats_counter_init(struct sample_counter *c, const struct profile *p, uint32_t type)
