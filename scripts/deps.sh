@@ -9,7 +9,9 @@ build-essential pkg-config meson ninja-build
 zlib1g-dev libprotobuf-c-dev protobuf-c-compiler
 libcmocka-dev
 clang libclang-rt-14-dev
-linux-perf golang-go perl python3
+linux-perf golang-go perl python3 python3-jsonschema
+libxml2-utils
+chromium
 "
 
 missing=""
@@ -18,6 +20,8 @@ for p in $PKGS; do
 		missing="$missing $p"
 	fi
 done
+# The UI tests run node + npm; any node will do (e.g. nodesource's, which bundles npm).
+command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || missing="$missing nodejs npm"
 [ -z "$missing" ] && exit 0
 
 if [ "$(id -u)" -eq 0 ]; then

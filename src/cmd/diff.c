@@ -46,17 +46,17 @@ int cmd_diff(int argc, const char **argv)
 	}
 	if (alpha <= 0 || alpha >= 1)
 		die_usage("--alpha must be between 0 and 1");
-	if (format && !strcmp(format, "json"))
+	/* JSON here is the diff report, not speedscope: -o x.json means it too. */
+	if (format)
+		f = strcmp(format, "json") ? format_from_name(format) : FMT_UNKNOWN;
+	else if (out_path && strlen(out_path) > 5 &&
+		 !strcmp(out_path + strlen(out_path) - 5, ".json"))
 		f = FMT_UNKNOWN;
-	else if (format)
-		f = format_from_name(format);
+	else if (out_path && format_from_filename(out_path) != FMT_UNKNOWN)
+		f = format_from_filename(out_path);
 	else
-		f = out_path && format_from_filename(out_path) != FMT_UNKNOWN
-			    ? format_from_filename(out_path)
-			    : FMT_SVG;
-	if ((format && strcmp(format, "json") && f != FMT_SVG && f != FMT_HTML &&
-	     f != FMT_FOLDED) ||
-	    (!format && f != FMT_SVG && f != FMT_HTML && f != FMT_FOLDED))
+		f = FMT_SVG;
+	if (f != FMT_UNKNOWN && f != FMT_SVG && f != FMT_HTML && f != FMT_FOLDED)
 		die_usage("diff writes svg, html, folded or json");
 	ro.sample_type = sample_type;
 	base = cmd_read_profiles(&argv[0], 1, &ro);

@@ -11,7 +11,14 @@
 /*
  * Flame graph renderers: an interactive SVG with flamegraph.pl's options
  * and look, and a self-contained HTML viewer drawn on a canvas.
- * A differential profile (profile_is_diff) is drawn red/blue by delta.
+ *
+ * Widths are shares of the total of sample type o->type.  A differential
+ * profile (profile_is_diff) is always drawn with the widths of "new" and
+ * coloured by each frame's self delta (red grew, blue shrank), as
+ * flamegraph.pl draws a 3-column folded file; when it also has the
+ * "base_samples"/"new_samples" counts of plateau diff and
+ * o->diff_significance is set, a change that a two-proportion test does
+ * not find significant at o->diff_alpha is drawn neutral grey.
  */
 struct flame_options {
 	const char *title; /* NULL: "Flame Graph" or "Icicle Graph" */
@@ -41,10 +48,19 @@ struct flame_options {
 	uint32_t type;		/* sample type to draw */
 	bool diff_significance; /* grey out frames whose change is noise (plateau diff) */
 	double diff_alpha;	/* significance level, 0.05 */
+	uint64_t seed;		/* --random: colour generator seed, 0 = from the clock */
 };
 
+/* flamegraph.pl's defaults (width 1200, height 16, minwidth 0.1 px, "hot" ...). */
 void flame_options_init(struct flame_options *o);
 
+/*
+ * Write p as an SVG to f (built in a buffer, written in large pieces;
+ * nothing is written when the options or the profile are bad).  Returns 0, or ERR_USAGE for bad options (unknown palette or
+ * background), ERR_FORMAT when there is nothing to draw (no positive
+ * value), ERR_IO when f or the palette file (o->cp) fails.  With o->cp
+ * the palette file is read before and rewritten after drawing.
+ */
 int flamegraph_svg_write(const struct profile *p, const struct flame_options *o, FILE *f,
 			 struct error *err);
 int flamegraph_html_write(const struct profile *p, const struct flame_options *o, FILE *f,

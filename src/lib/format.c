@@ -84,25 +84,44 @@ static bool looks_like_perf_script(const char *data, size_t len)
 	return false;
 }
 
+/*
+ * Binary protobuf or text?  A profile.proto almost always has a NUL byte
+ * early (string_table[0] is "", encoded 0x32 0x00) and is dense with
+ * control bytes; text formats may hold a few odd bytes in names (a folded
+ * line with a control character is still folded), so it takes a fifth of
+ * the bytes, or eight and more than 1% of the first 4 KiB, or a leading byte that is a profile.proto field
+ * tag and no text character, to call it binary.
+ */
+static bool looks_binary(const char *data, size_t len)
+{
+	size_t probe = MIN(len, (size_t)4096), ctl = 0;
+	unsigned char first = (unsigned char)data[0];
+
+	if (memchr(data, '\0', probe))
+		return true;
+	for (size_t i = 0; i < probe; i++) {
+		unsigned char c = (unsigned char)data[i];
+
+		if (c < 0x20 && c != '\n' && c != '\r' && c != '\t')
+			ctl++;
+	}
+	if (ctl * 5 > probe || (ctl >= 8 && ctl * 100 > probe))
+		return true;
+	/* Field 1 (sample_type) or 2 (sample), length-delimited: 0x0a, 0x12. */
+	return first == 0x12 || (first == 0x0a && len > 1 && (unsigned char)data[1] < 0x20 &&
+				 data[1] != '\n' && data[1] != '\r' && data[1] != '\t');
+}
+
 enum profile_format format_detect(const char *data, size_t len)
 {
-	size_t probe = MIN(len, (size_t)4096);
-
 	if (!len)
 		return FMT_UNKNOWN;
-	if (memchr(data, '\0', probe))
+	if (looks_binary(data, len))
 		return FMT_PPROF;
 	if (data[0] == '{' || data[0] == '[')
 		return FMT_SPEEDSCOPE;
 	if (looks_like_perf_script(data, len))
 		return FMT_PERF_SCRIPT;
-	/* Text that is not UTF-8-ish folded lines is probably protobuf. */
-	for (size_t i = 0; i < probe; i++) {
-		unsigned char c = (unsigned char)data[i];
-
-		if (c < 0x20 && c != '\n' && c != '\r' && c != '\t')
-			return FMT_PPROF;
-	}
 	return FMT_FOLDED;
 }
 

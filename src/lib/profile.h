@@ -48,7 +48,7 @@ struct pnode {
 	uint32_t parent;       /* parent node; the root's is itself */
 	uint32_t first_child;  /* 0 when none (the root is never a child) */
 	uint32_t next_sibling; /* 0 when last */
-	uint32_t hnext;        /* next node in the same child-hash bucket, 0 = end */
+	uint32_t hnext;	       /* next node in the same child-hash bucket, 0 = end */
 };
 
 struct sample_type {
@@ -161,7 +161,8 @@ uint32_t profile_intern_labels(struct profile *p, const struct label *labels, si
 static inline const struct label *profile_labels(const struct profile *p, uint32_t set, size_t *n)
 {
 	*n = p->label_off[set + 1] - p->label_off[set];
-	return p->labels + p->label_off[set];
+	/* labels is NULL until the first label: no pointer arithmetic on it then. */
+	return *n ? p->labels + p->label_off[set] : NULL;
 }
 
 /*

@@ -4,7 +4,8 @@
 const char *log_progname = "plateau";
 int log_verbose;
 
-static void vreport(const char *prefix, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static void vreport(const char *prefix, const char *fmt,
+							  va_list ap)
 {
 	fflush(stdout);
 	fprintf(stderr, "%s: %s", log_progname, prefix);

@@ -64,6 +64,9 @@ assert not f["tokenize"]["significant"]
 s = {tuple(x["stack"]): x for x in d["stacks"]}
 assert s[("app", "main", "compute", "sort_keys")]["new_total"] == 450
 ' "$TMP/diff.json"
+$PLATEAU diff -o "$TMP/d.json" "$F/base.folded" "$F/new.folded"
+check "diff -o X.json writes the JSON report" python3 -c 'import json,sys; assert "functions" in json.load(open(sys.argv[1]))' "$TMP/d.json"
+check_status "diff to a format it cannot write is a usage error" 2 $PLATEAU diff --format pprof "$F/base.folded" "$F/new.folded"
 check_status "diff with one file is a usage error" 2 $PLATEAU diff "$F/base.folded"
 
 # bad input: one clear line naming file and line, exit 1, never a crash
@@ -98,6 +101,12 @@ python3 -c 'import sys; sys.stdout.write(";".join("f%d" % i for i in range(10000
 check "100,000-frame stack" $PLATEAU convert --format folded -o "$TMP/deep.out" "$TMP/deep"
 check_same "100,000-frame stack round-trips" "$TMP/deep" "$TMP/deep.out"
 check "100,000-frame stack in top" $PLATEAU top "$TMP/deep"
+
+# detection is by content: a control byte in a name does not make a folded file binary
+printf 'a;we\001ird 3\nb 2\n' >"$TMP/ctl.pb.gz"
+check "a folded file with a control byte, named .pb.gz, reads as folded" \
+	$PLATEAU convert --format folded -o "$TMP/ctl.out" "$TMP/ctl.pb.gz"
+check "... and keeps its counts" grep -q '^b 2$' "$TMP/ctl.out"
 
 # --help lists every option of each command
 for cmd in top check diff convert; do

@@ -1,0 +1,46 @@
+#!/bin/bash
+# Browser tests of the HTML viewer (tests/ui/viewer.test.mjs in headless
+# chromium), turned into TAP.  Needs node, npm and chromium: scripts/deps.sh
+# installs them, so a missing one is a failure, not a skip.
+. "$(dirname "$0")/lib.sh"
+
+UI=$TOP/tests/ui
+GOLD=$FIX/perf/golden
+
+have() { command -v "$1" >/dev/null 2>&1; }
+if ! have node || ! have npm || ! [ -x "${CHROMIUM:-/usr/bin/chromium}" ]; then
+	not_ok "node, npm and chromium are installed (run scripts/deps.sh)"
+	done_testing
+	exit 1
+fi
+
+# The pages under test and the folded data they come from.
+cat "$GOLD"/nofp.all.folded "$GOLD"/mt_burn.all.folded "$GOLD"/demo.all.folded \
+	"$GOLD"/cxx_names.all.folded >"$TMP/small.folded"
+check "small page written" "$PLATEAU" convert -o "$TMP/small.html" "$TMP/small.folded"
+check "diff page written" "$PLATEAU" diff --format html -o "$TMP/diff.html" \
+	"$FIX/folded/base.folded" "$FIX/folded/new.folded"
+{
+	# Padding first: control bytes near the start would make it look like protobuf.
+	for i in $(seq 1 400); do echo "pad;filler_$i 1"; done
+	printf 'a;</script><img src=x onerror=alert(1)>;"q'\''uote 5\n'
+	printf 'a;bad\377\376utf8;ctl\001\033x 3\n'
+} >"$TMP/hostile.folded"
+check "hostile page written" "$PLATEAU" convert -o "$TMP/hostile.html" "$TMP/hostile.folded"
+python3 "$UI/gen-profile.py" 200000 >"$TMP/big.folded"
+check "200,000-frame page written" "$PLATEAU" convert -o "$TMP/big.html" "$TMP/big.folded"
+
+"$UI/run.sh" "$TMP" >"$TMP/ui.out" 2>"$TMP/ui.err"
+rc=$?
+while IFS= read -r line; do
+	case "$line" in
+	"ok - "*) ok "${line#ok - }" ;;
+	"not ok - "*) not_ok "${line#not ok - }" ;;
+	"#"*) echo "$line" ;;
+	esac
+done <"$TMP/ui.out"
+if [ $rc -ne 0 ] && ! grep -q '^not ok' "$TMP/ui.out"; then
+	not_ok "browser test runner exited with status $rc"
+	sed 's/^/# /' "$TMP/ui.err" | tail -20
+fi
+done_testing
