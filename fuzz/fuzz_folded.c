@@ -9,9 +9,10 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static int64_t total_of(const struct profile *p)
+/* Totals compare unscaled: "0.50" and "0.5" store 50 and 5. */
+static double total_of(const struct profile *p)
 {
-	return profile_total(p, 0);
+	return profile_value_double(p, 0, profile_total(p, 0));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

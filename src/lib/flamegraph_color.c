@@ -501,7 +501,8 @@ int flame_palette_save(const struct flame_colorer *c, const char *path, struct e
 		    !memchr(strtab_str(&c->map, i), '\n', strtab_len(&c->map, i)))
 			ids[n++] = i;
 	}
-	qsort_r(ids, n, sizeof(*ids), cmp_entry, (void *)&c->map);
+	if (n > 1)
+		qsort_r(ids, n, sizeof(*ids), cmp_entry, (void *)&c->map);
 	for (uint32_t i = 0; i < n; i++) {
 		strbuf_add(&sb, strtab_str(&c->map, ids[i]), strtab_len(&c->map, ids[i]));
 		strbuf_addf(&sb, "->%s\n", c->map_colors[ids[i]]);

@@ -309,7 +309,8 @@ static size_t gather_children(struct html_writer *w, const struct level *cur,
 			w->kids[n++] = c;
 		}
 	}
-	qsort_r(w->kids, n, sizeof(*w->kids), kid_cmp, (void *)p);
+	if (n > 1)
+		qsort_r(w->kids, n, sizeof(*w->kids), kid_cmp, (void *)p);
 	return n;
 }
 

@@ -218,7 +218,8 @@ static size_t gather_kids(struct tree_walk *t, const struct group *g, int64_t *s
 		}
 	}
 	t->pool_nr = g->off;
-	qsort_r(t->kids, n, sizeof(*t->kids), kid_cmp, (void *)p);
+	if (n > 1)
+		qsort_r(t->kids, n, sizeof(*t->kids), kid_cmp, (void *)p);
 	return n;
 }
 

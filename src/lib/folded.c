@@ -189,7 +189,8 @@ static uint32_t stack_node(struct folded_reader *r, const char *s, size_t len)
 		}
 		if (depth + 1 > r->prev_alloc) {
 			ALLOC_GROW(r->prev_end, depth + 1, r->prev_alloc);
-			r->prev_node = xrealloc(r->prev_node, st_mult(r->prev_alloc, sizeof(uint32_t)));
+			r->prev_node =
+				xrealloc(r->prev_node, st_mult(r->prev_alloc, sizeof(uint32_t)));
 		}
 		r->prev_end[depth] = end;
 		r->prev_node[depth] = node;
@@ -397,7 +398,8 @@ static size_t make_tokens(struct fold_writer *w, const uint32_t *nodes, size_t n
 				t[nr++] = (struct token){key, len + 1, true, c};
 		}
 	}
-	qsort(t, nr, sizeof(*t), token_cmp);
+	if (nr)
+		qsort(t, nr, sizeof(*t), token_cmp);
 	*out = t;
 	return nr;
 }

@@ -152,7 +152,8 @@ static int idmap_build(struct pprof_reader *r, struct idmap *m, size_t n,
 	m->sorted = xmalloc(st_mult(n, sizeof(*m->sorted)));
 	for (size_t i = 0; i < n; i++)
 		m->sorted[i] = (struct idpair){get(r->pb, i), (uint32_t)i};
-	qsort(m->sorted, n, sizeof(*m->sorted), idpair_cmp);
+	if (n > 1)
+		qsort(m->sorted, n, sizeof(*m->sorted), idpair_cmp);
 	for (size_t i = 1; i < n; i++) {
 		if (m->sorted[i].id == m->sorted[i - 1].id)
 			return error_set(r->err, ERR_FORMAT, "%s: %s[%u]: duplicate id %" PRIu64,

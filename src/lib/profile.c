@@ -409,7 +409,8 @@ size_t profile_sorted_children(const struct profile *p, uint32_t node, uint32_t 
 		ALLOC_GROW(*buf, n + 1, *alloc);
 		(*buf)[n++] = c;
 	}
-	qsort_r(*buf, n, sizeof(**buf), child_cmp, (void *)p);
+	if (n)
+		qsort_r(*buf, n, sizeof(**buf), child_cmp, (void *)p);
 	return n;
 }
 
