@@ -274,7 +274,7 @@ int folded_read(const struct input *in, const struct read_options *o, struct pro
 {
 	struct folded_reader r = {.in = in};
 	const char *s = in->data, *end = in->data + in->len;
-	size_t discarded = 0;
+	const char *kept = in->data;
 	int rc = 0;
 
 	r.p = profile_new();
@@ -291,8 +291,8 @@ int folded_read(const struct input *in, const struct read_options *o, struct pro
 		}
 		rc = read_line(&r, s, len, err);
 		/* The previous line must stay readable: stack_node() compares with it. */
-		if ((size_t)(s - in->data) >= discarded + INPUT_DISCARD_STEP)
-			discarded = input_discard(in, s);
+		if ((size_t)(s - kept) >= INPUT_DISCARD_STEP)
+			kept = input_discard(in, kept, s);
 		s += len + 1;
 	}
 	free(r.prev_end);

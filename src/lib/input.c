@@ -204,14 +204,13 @@ void input_close(struct input *in)
 	memset(in, 0, sizeof(*in));
 }
 
-size_t input_discard(const struct input *in, const char *upto)
+const char *input_discard(const struct input *in, const char *from, const char *to)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	uintptr_t start = ((uintptr_t)in->data + page - 1) & ~(uintptr_t)(page - 1);
-	uintptr_t end = (uintptr_t)upto & ~(uintptr_t)(page - 1);
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t start = ((uintptr_t)from + page - 1) & ~(page - 1);
+	uintptr_t end = (uintptr_t)to & ~(page - 1);
 
-	/* Only whole pages inside the buffer; heap buffers this large are mmapped by malloc. */
-	if (end > start && in->len >= INPUT_DISCARD_STEP)
+	if (in->map && end > start)
 		madvise((void *)start, end - start, MADV_DONTNEED);
-	return (size_t)(upto - in->data);
+	return to;
 }

@@ -34,13 +34,16 @@ int input_from_buf(struct input *in, const char *name, const void *data, size_t 
 void input_close(struct input *in);
 
 /*
- * Tell the kernel the bytes before upto (rounded down to a page) will not
- * be read again, so a large input does not stay resident while the
- * profile built from it grows.  Returns the offset released so far.
- * Parsers call it every INPUT_DISCARD_STEP bytes.
+ * Tell the kernel that the bytes of a mapped input in [from, to) (whole
+ * pages inside it) will not be needed soon, so a large input does not stay
+ * resident while a parser walks it.  Only file mappings are released: a
+ * later read of those bytes faults them back in from the file, so keeping
+ * pointers into released ranges stays correct.  Heap buffers (stdin,
+ * inflated data) are left alone.  Parsers call it every
+ * INPUT_DISCARD_STEP bytes; returns to, the new start of what is kept.
  */
-size_t input_discard(const struct input *in, const char *upto);
-#define INPUT_DISCARD_STEP ((size_t)32 << 20)
+const char *input_discard(const struct input *in, const char *from, const char *to);
+#define INPUT_DISCARD_STEP ((size_t)4 << 20)
 
 /* Inflate a gzip or zlib buffer into *out (malloc'd, NUL-terminated). */
 int input_gunzip(const char *name, const void *data, size_t len, size_t max, char **out,

@@ -569,6 +569,29 @@ static void chunk_push(struct ps_chunk *k, uint32_t group)
 	st->key_len += strtab_len(&k->names, group) + 1;
 }
 
+/* "[unknown]" named after the dso, "[libfoo.so <addr>]" with --addrs, into k->tmp. */
+static void unknown_name(struct ps_chunk *k, const struct perfscript_frame *f)
+{
+	struct strbuf *sb = &k->tmp;
+	const char *slash;
+
+	strbuf_reset(sb);
+	strbuf_addch(sb, '[');
+	if (f->dso_len == 9 && !memcmp(f->dso, "[unknown]", 9)) {
+		strbuf_addstr(sb, "unknown");
+	} else {
+		slash = memrchr(f->dso, '/', f->dso_len);
+		slash = slash ? slash + 1 : f->dso;
+		strbuf_add(sb, slash, f->dso_len - (size_t)(slash - f->dso));
+	}
+	if (k->c->o.addrs) {
+		strbuf_addstr(sb, " <");
+		strbuf_add(sb, f->pc, f->pc_len);
+		strbuf_addch(sb, '>');
+	}
+	strbuf_addch(sb, ']');
+}
+
 /* Append the tidied name of one "->"-separated piece of a frame to k->grp. */
 static void chunk_piece(struct ps_chunk *k, const char *s, size_t n, size_t index,
 			const struct perfscript_frame *f, bool kernel, bool jit)
@@ -579,23 +602,7 @@ static void chunk_piece(struct ps_chunk *k, const char *s, size_t n, size_t inde
 	char *out;
 
 	if (n == 9 && !memcmp(s, "[unknown]", 9)) {
-		const char *slash;
-
-		strbuf_reset(&k->tmp);
-		strbuf_addch(&k->tmp, '[');
-		if (f->dso_len == 9 && !memcmp(f->dso, "[unknown]", 9)) {
-			strbuf_addstr(&k->tmp, "unknown");
-		} else {
-			slash = memrchr(f->dso, '/', f->dso_len);
-			slash = slash ? slash + 1 : f->dso;
-			strbuf_add(&k->tmp, slash, f->dso_len - (size_t)(slash - f->dso));
-		}
-		if (o->addrs) {
-			strbuf_addstr(&k->tmp, " <");
-			strbuf_add(&k->tmp, f->pc, f->pc_len);
-			strbuf_addch(&k->tmp, '>');
-		}
-		strbuf_addch(&k->tmp, ']');
+		unknown_name(k, f);
 		s = k->tmp.buf;
 		n = k->tmp.len;
 	}
@@ -723,7 +730,8 @@ static void seen_add(struct ps_lines *t, const char *s, size_t len, bool java, u
 	if (t->nr >= SEEN_MAX_LINES || len > SEEN_MAX_LINELEN)
 		return;
 	ALLOC_GROW(t->v, (size_t)t->nr + 1, t->alloc);
-	t->v[t->nr] = (struct ps_line){s, (uint32_t)len, group_plus1, java};
+	t->v[t->nr] =
+		(struct ps_line){arena_memdup(&t->text, s, len), (uint32_t)len, group_plus1, java};
 	idhash_insert(&t->index, hash, t->nr++);
 }
 
@@ -815,7 +823,7 @@ static void chunk_line(struct ps_chunk *k, const char *s, size_t len)
 void *ps_chunk_run(void *arg)
 {
 	struct ps_chunk *k = arg;
-	const char *s = k->data, *end = k->data + k->len;
+	const char *s = k->data, *end = k->data + k->len, *kept = s;
 
 	while (s < end) {
 		const char *nl = memchr(s, '\n', (size_t)(end - s));
@@ -824,6 +832,9 @@ void *ps_chunk_run(void *arg)
 		k->lines++;
 		chunk_line(k, s, len);
 		s += len + 1;
+		/* Parsed pages need not stay resident: peak memory is the tables. */
+		if (k->in && (size_t)(s - kept) >= INPUT_DISCARD_STEP)
+			kept = input_discard(k->in, kept, s);
 	}
 	return NULL;
 }
@@ -848,6 +859,7 @@ void ps_chunk_release(struct ps_chunk *k)
 	stacks_release(&k->stacks);
 	free(k->seen.v);
 	idhash_release(&k->seen.index);
+	arena_release(&k->seen.text);
 	strbuf_release(&k->grp);
 	strbuf_release(&k->tmp);
 	free(k->key);

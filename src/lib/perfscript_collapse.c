@@ -217,8 +217,10 @@ static void chunks_report(struct perfscript_collapse *c, const char *name, struc
 static bool chunks_parse(struct perfscript_collapse *c, const struct input *in,
 			 const size_t *starts, int n, struct ps_chunk *k)
 {
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		ps_chunk_init(&k[i], c, in->data + starts[i], starts[i + 1] - starts[i]);
+		k[i].in = in;
+	}
 	ps_chunk_resume(&k[0], &c->carry);
 	chunks_run(k, n);
 	if (n > 1 && chunks_inexact(c, k, n))

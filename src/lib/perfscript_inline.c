@@ -61,19 +61,21 @@ struct inl_cu {
 	size_t nr_ranges;
 };
 
+/* A section addresses can fall in: [lo, hi) and its index. */
+struct inl_sec {
+	uint64_t lo, hi;
+	size_t index;
+};
+
 struct inl_module {
 	char *path;
 	size_t path_len;
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
-	Elf *elf;	/* the file itself, owned by dwfl */
-	Elf *dbg_elf;	/* a separate debug file holding the DWARF, or NULL */
-	bool has_dwarf; /* in the file or a separate one */
-	/* SHF_ALLOC sections in header order: [lo, hi) and their index. */
-	struct inl_sec {
-		uint64_t lo, hi;
-		size_t index;
-	} * secs;
+	Elf *elf;	      /* the file itself, owned by dwfl */
+	Elf *dbg_elf;	      /* a separate debug file holding the DWARF, or NULL */
+	bool has_dwarf;	      /* in the file or a separate one */
+	struct inl_sec *secs; /* SHF_ALLOC sections in header order */
 	size_t nr_secs;
 	struct inl_cu *cus; /* the compile units looked into so far */
 	size_t nr_cus, alloc_cus;

@@ -6,6 +6,7 @@
  * Internals shared by perfscript.c (the line parser) and
  * perfscript_collapse.c (threads, merging, output).  Not an API.
  */
+#include "util/arena.h"
 #include "util/hash.h"
 #include "util/strbuf.h"
 #include "util/strtab.h"
@@ -92,6 +93,8 @@ struct ps_lines {
 	struct ps_line *v;
 	uint32_t nr, alloc;
 	struct idhash index;
+	/* Copies of the lines: pointers into the input would keep it resident. */
+	struct arena text;
 };
 
 /* A diagnostic kept for the caller: a line number within the chunk and the line, shortened. */
@@ -128,6 +131,7 @@ struct perfscript_collapse {
 /* One stretch of an input, parsed on its own thread; it starts at a sample boundary. */
 struct ps_chunk {
 	const struct perfscript_collapse *c;
+	const struct input *in;	  /* the whole input, for input_discard() */
 	struct inline_cache *inl; /* NULL unless --inline */
 	const char *data;
 	size_t len, lines;

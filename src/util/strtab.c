@@ -17,13 +17,15 @@ static char *chunk_alloc(struct strtab *t, size_t len)
 	char *p;
 
 	if (!c || c->size - c->used < need) {
-		size_t size = need > CHUNK_SIZE / 4 ? need : CHUNK_SIZE;
+		/* Start small (many tables hold few strings), double up to CHUNK_SIZE. */
+		size_t grow = c ? MIN(c->size * 2, (size_t)CHUNK_SIZE) : (size_t)4096;
+		size_t size = need > CHUNK_SIZE / 4 ? need : MAX(grow, need);
 
 		c = xmalloc(st_add(sizeof(*c), size));
 		c->used = 0;
 		c->size = size;
 		/* A big string gets a chunk of its own behind the current one. */
-		if (size != CHUNK_SIZE && t->chunks) {
+		if (need > CHUNK_SIZE / 4 && t->chunks) {
 			c->next = t->chunks->next;
 			t->chunks->next = c;
 		} else {
