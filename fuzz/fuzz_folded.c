@@ -39,7 +39,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (input_from_buf(&again, "again", buf, len, 1 << 24, &err))
 		abort();
 	/* An all-zero profile writes nothing, which does not read back. */
-	if (len && folded_read(&again, NULL, &q, &err) == 0 && total_of(p) != total_of(q))
+	/*
+	 * A last frame ending in " 5" makes "a 5 2" read back as a
+	 * differential line: an ambiguity of the format (flamegraph.pl reads
+	 * it the same way), not a bug.
+	 */
+	if (len && folded_read(&again, NULL, &q, &err) == 0 &&
+	    profile_is_diff(p) == profile_is_diff(q) && total_of(p) != total_of(q))
 		abort();
 	input_close(&again);
 	profile_free(p);

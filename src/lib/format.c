@@ -51,35 +51,38 @@ enum profile_format format_from_filename(const char *path)
 	return FMT_UNKNOWN;
 }
 
-/* Whether the first line that is not a comment looks like a perf script sample header. */
+/*
+ * Whether the first line that is neither a comment nor blank looks like
+ * perf script output: a sample header ("comm pid ... event:"), or a frame
+ * line (whitespace, a hex address, a symbol, "(dso)").  Without call
+ * chains perf right-aligns the comm, so a header may start with spaces.
+ * Comment lines (perf script --header prints many) are skipped without
+ * limit; the scan stops after 1 MiB.
+ */
 static bool looks_like_perf_script(const char *data, size_t len)
 {
-	const char *s = data, *end = data + len;
-	int lines = 0;
+	const char *s = data, *end = data + MIN(len, (size_t)1 << 20);
 
-	while (s < end && lines < 64) {
+	while (s < end) {
 		const char *nl = memchr(s, '\n', (size_t)(end - s));
 		size_t l = nl ? (size_t)(nl - s) : (size_t)(end - s);
+		const char *p = s, *e = s + l;
 
-		lines++;
-		if (l && s[0] != '#') {
-			/* A frame line: whitespace, a hex address, a symbol, "(dso)". */
-			if (s[0] == ' ' || s[0] == '\t') {
-				const char *p = s;
-
-				while (p < s + l && (*p == ' ' || *p == '\t'))
-					p++;
-				return p < s + l && isxdigit((unsigned char)*p) &&
-				       memchr(p, '(', (size_t)(s + l - p));
-			}
-			/* A header line is followed by a frame line or a blank line. */
-			if (!nl || nl + 1 >= end)
-				return perfscript_is_header(s, l);
-			if (nl[1] == '\t' || nl[1] == ' ' || nl[1] == '\n')
-				return perfscript_is_header(s, l);
-			return false;
+		while (p < e && (*p == ' ' || *p == '\t'))
+			p++;
+		if (p == e || s[0] == '#') {
+			s += l + 1;
+			continue;
 		}
-		s += l + 1;
+		/*
+		 * A differential folded line ("a;b 3 5") also matches the
+		 * header pattern: a real header is indented (no call chains)
+		 * or followed by a frame line, a blank line or the end.
+		 */
+		if (perfscript_is_header(p, (size_t)(e - p)))
+			return p != s || !nl || nl + 1 >= end || nl[1] == '\t' || nl[1] == ' ' ||
+			       nl[1] == '\n';
+		return p != s && isxdigit((unsigned char)*p) && memchr(p, '(', (size_t)(e - p));
 	}
 	return false;
 }

@@ -108,6 +108,16 @@ check "a folded file with a control byte, named .pb.gz, reads as folded" \
 	$PLATEAU convert --format folded -o "$TMP/ctl.out" "$TMP/ctl.pb.gz"
 check "... and keeps its counts" grep -q '^b 2$' "$TMP/ctl.out"
 
+# perf script without call chains (right-aligned comms) is still perf script
+check_status "perf script without call chains is recognised" 1 \
+	$PLATEAU convert --format folded -o "$TMP/x.folded" "$FIX/perf/nocallchain.perf.txt"
+check_grep "... and refused with the reason" "no perf script samples" "$TMP/status.err"
+# a long `perf script --header` preamble does not hide the format
+{ for i in $(seq 200); do echo "# cpu $i : some header line"; done; cat "$FIX/perf/mt_burn.perf.txt"; } >"$TMP/hdr.txt"
+$PLATEAU convert --format folded -o "$TMP/hdr.folded" "$TMP/hdr.txt"
+$PLATEAU collapse "$FIX/perf/mt_burn.perf.txt" >"$TMP/hdr.want"
+check_same "200 comment lines before the samples" "$TMP/hdr.want" "$TMP/hdr.folded"
+
 # --help lists every option of each command
 for cmd in top check diff convert; do
 	$PLATEAU $cmd --help >"$TMP/help.txt"
