@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "util/common.h"
 #include "util/strbuf.h"
+#include "util/utf8.h"
 #include "lib/flamegraph.h"
 #include "lib/format.h"
 #include "lib/stats.h"
@@ -74,40 +75,6 @@ struct html_writer {
 	size_t alloc_kids;
 };
 
-/* Length of the valid UTF-8 sequence at s (n bytes available), or 0. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-	uint32_t cp;
-	size_t len;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		len = 2;
-		cp = s[0] & 0x1f;
-	} else if ((s[0] & 0xf0) == 0xe0) {
-		len = 3;
-		cp = s[0] & 0x0f;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		len = 4;
-		cp = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (n < len)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if (len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff)))
-		return 0;
-	if (len == 4 && (cp < 0x10000 || cp > 0x10ffff))
-		return 0;
-	return len;
-}
-
 /*
  * Append s as a JSON string that is safe inside an HTML <script> block:
  * '<', '>' and '&' become \u escapes (so "</script>" or "<!--" cannot end
@@ -127,7 +94,7 @@ static void json_add_safe(struct strbuf *sb, const char *str, size_t len)
 			i++;
 			continue;
 		}
-		if (c >= 0x80 && (n = utf8_seq(s + i, len - i))) {
+		if (c >= 0x80 && (n = utf8_len(s + i, len - i))) {
 			i += n;
 			continue;
 		}

@@ -3,6 +3,7 @@
 
 #include "util/common.h"
 #include "util/strbuf.h"
+#include "util/utf8.h"
 #include "lib/stats.h"
 #include "lib/flamegraph_int.h"
 
@@ -123,36 +124,15 @@ static void add_count(struct strbuf *sb, double v)
 
 /* Text. */
 
-/* The length of the valid UTF-8 character XML allows at s[0..len), or 0. */
+/* The length of the UTF-8 character XML allows at s[0..len), or 0. */
 static size_t utf8_char(const unsigned char *s, size_t len)
 {
-	unsigned char b = s[0];
-	size_t n;
-	unsigned char lo = 0x80, hi = 0xbf;
+	size_t n = utf8_len(s, len);
 
-	if (b < 0x80)
-		return (b >= 0x20 || b == '\t') ? 1 : 0;
-	if (b < 0xc2 || b > 0xf4)
-		return 0;
-	n = b < 0xe0 ? 2 : b < 0xf0 ? 3 : 4;
-	if (len < n)
-		return 0;
-	if (b == 0xe0)
-		lo = 0xa0;
-	else if (b == 0xed)
-		hi = 0x9f; /* no surrogates */
-	else if (b == 0xf0)
-		lo = 0x90;
-	else if (b == 0xf4)
-		hi = 0x8f;
-	if (s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	}
+	if (s[0] < 0x80)
+		return (s[0] >= 0x20 || s[0] == '\t') ? 1 : 0;
 	/* U+FFFE and U+FFFF are not XML characters. */
-	if (b == 0xef && s[1] == 0xbf && (s[2] == 0xbe || s[2] == 0xbf))
+	if (n == 3 && s[0] == 0xef && s[1] == 0xbf && (s[2] == 0xbe || s[2] == 0xbf))
 		return 0;
 	return n;
 }

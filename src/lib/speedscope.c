@@ -3,6 +3,7 @@
 
 #include "util/common.h"
 #include "util/strbuf.h"
+#include "util/utf8.h"
 #include "lib/speedscope.h"
 
 /*
@@ -38,39 +39,6 @@ static void flush(struct ss_writer *w, bool force)
 		strbuf_write(&w->sb, w->f);
 		strbuf_reset(&w->sb);
 	}
-}
-
-/* The length of the valid UTF-8 sequence at s (1..4), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	size_t len;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		len = 2;
-		cp = s[0] & 0x1f;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		len = 3;
-		cp = s[0] & 0x0f;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		len = 4;
-		cp = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return len;
 }
 
 /* A JSON string for s; bytes that are not UTF-8 become U+FFFD. */

@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef PLATEAU_UTF8_H
+#define PLATEAU_UTF8_H
+
+#include <stddef.h>
+
+/*
+ * The length (1..4) of the well-formed UTF-8 sequence at s[0..n), or 0
+ * when it is not one: overlong forms, surrogates and code points past
+ * U+10FFFF are refused.  Writers of JSON, XML and HTML use it to replace
+ * invalid bytes so any input yields a valid document.
+ */
+size_t utf8_len(const unsigned char *s, size_t n);
+
+#endif
