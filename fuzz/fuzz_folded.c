@@ -44,6 +44,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	fclose(f);
 	err = (struct error)ERROR_INIT;
+	/* Output that happens to start with gzip's magic is read as gzip: nothing to compare. */
+	if (input_is_gzip(buf, len)) {
+		profile_free(p);
+		free(buf);
+		return 0;
+	}
 	if (input_from_buf(&again, "again", buf, len, 1 << 24, &err))
 		abort();
 	/* An all-zero profile writes nothing, which does not read back. */
