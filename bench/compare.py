@@ -33,15 +33,24 @@ def find_inferno(name):
 
 
 def run(cmd, stdout_path):
-    """One run: (wall seconds, peak RSS MiB)."""
+    """One run: (wall seconds, peak RSS MiB).
+
+    The peak comes from GNU time, not from wait4(): a child's ru_maxrss
+    keeps the high-water mark of the (Python-sized) process it was forked
+    from, which would hide any tool smaller than this script.
+    """
+    rss_file = stdout_path + ".rss"
     with open(stdout_path, "wb") as out:
         t0 = time.perf_counter()
-        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.DEVNULL)
-        _, status, usage = os.wait4(p.pid, 0)
+        p = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss_file] + cmd,
+                           stdout=out, stderr=subprocess.DEVNULL)
         dt = time.perf_counter() - t0
-    if status:
-        sys.exit("bench: %s failed (status %d)" % (" ".join(cmd), status))
-    return dt, usage.ru_maxrss / 1024
+    if p.returncode:
+        sys.exit("bench: %s failed (status %d)" % (" ".join(cmd), p.returncode))
+    with open(rss_file) as f:
+        kib = int(f.read().split()[-1])
+    os.unlink(rss_file)
+    return dt, kib / 1024
 
 
 def measure(name, cmd, out):

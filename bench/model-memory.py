@@ -38,12 +38,16 @@ print("input: %d distinct stacks, %d samples, %.0f MB folded" % (stacks, samples
 failed = False
 for args in (["convert", "--format", "folded", "-o", "/dev/null", path], ["top", "-n", "5", path]):
     t0 = time.time()
-    p = subprocess.Popen([plateau] + args, stdout=subprocess.DEVNULL)
-    _, status, usage = os.wait4(p.pid, 0)
+    rss_file = path + ".rss"
+    # GNU time reports the peak RSS of the command alone (see compare.py).
+    p = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss_file, plateau] + args,
+                       stdout=subprocess.DEVNULL)
     dt = time.time() - t0
-    if status:
-        sys.exit("plateau %s failed with status %d" % (args[0], status))
-    rss = usage.ru_maxrss / 1024
+    if p.returncode:
+        sys.exit("plateau %s failed with status %d" % (args[0], p.returncode))
+    with open(rss_file) as f:
+        rss = int(f.read().split()[-1]) / 1024
+    os.unlink(rss_file)
     print("plateau %-8s peak RSS %6.0f MiB (goal: under 1024), %.1f s" % (args[0], rss, dt))
     if rss >= 1024:
         failed = True

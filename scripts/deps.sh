@@ -10,7 +10,7 @@ zlib1g-dev libprotobuf-c-dev protobuf-c-compiler
 libdw-dev libiberty-dev
 libcmocka-dev
 clang libclang-rt-14-dev
-linux-perf golang-go perl python3 python3-jsonschema
+linux-perf golang-go perl python3 python3-jsonschema time
 libxml2-utils
 chromium
 "
