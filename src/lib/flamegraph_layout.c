@@ -310,6 +310,7 @@ struct chart {
 	uint32_t *occ;	/* occurrences left per sample */
 	uint32_t *path; /* the current sample's nodes, root first */
 	size_t path_alloc;
+	size_t pos; /* index of the current entry in the input order */
 };
 
 static void chart_close(struct chart *c, size_t keep)
@@ -353,12 +354,19 @@ static void chart_open(struct chart *c, uint32_t node)
 	o->cnt0 = c->cnt_time;
 }
 
-/* This occurrence's share of sample s's value of type t. */
+/*
+ * This occurrence's value of type t: its own, as recorded in input order,
+ * or (without a recorded order) sample s's value shared by its occurrences.
+ */
 static int64_t take(struct chart *c, uint32_t s, uint32_t t)
 {
-	int64_t *r = &c->rem[(size_t)s * c->w->p->nr_types + t];
-	int64_t v = *r / (int64_t)c->occ[s];
+	const struct profile *p = c->w->p;
+	int64_t *r, v;
 
+	if (p->nr_order && p->order_values)
+		return p->order_values[c->pos * p->nr_types + t];
+	r = &c->rem[(size_t)s * p->nr_types + t];
+	v = *r / (int64_t)c->occ[s];
 	*r -= v;
 	return v;
 }
@@ -417,8 +425,10 @@ static void layout_chart(struct walker *w)
 	for (size_t i = 0; i < n; i++)
 		c.occ[p->nr_order ? p->order[i] : i]++;
 	/* Without a recorded order, samples come in order of first appearance. */
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
+		c.pos = i;
 		chart_sample(&c, p->nr_order ? p->order[i] : (uint32_t)i);
+	}
 	chart_close(&c, 0);
 	free(c.rem);
 	free(c.occ);
@@ -489,10 +499,14 @@ static void remap_order(struct profile *r, const struct profile *p, const uint32
 	if (!p->nr_order)
 		return;
 	r->order = xmalloc(st_mult(p->nr_order, sizeof(uint32_t)));
+	r->order_values = xmalloc(st_mult(st_mult(p->nr_order, p->nr_types), sizeof(int64_t)));
 	r->alloc_order = p->nr_order;
 	for (size_t i = 0; i < p->nr_order; i++) {
-		if (smap[p->order[i]] != UINT32_MAX) /* a dropped sample */
-			r->order[r->nr_order++] = smap[p->order[i]];
+		if (smap[p->order[i]] == UINT32_MAX) /* a dropped sample */
+			continue;
+		memcpy(r->order_values + r->nr_order * p->nr_types,
+		       p->order_values + i * p->nr_types, p->nr_types * sizeof(int64_t));
+		r->order[r->nr_order++] = smap[p->order[i]];
 	}
 }
 

@@ -35,6 +35,7 @@ void profile_free(struct profile *p)
 	free(p->label_off);
 	idhash_release(&p->labelset_index);
 	free(p->order);
+	free(p->order_values);
 	free(p->comments);
 	free(p);
 }
@@ -299,7 +300,16 @@ int profile_add_sample(struct profile *p, uint32_t node, uint32_t labels, const 
 	}
 	memcpy(v, sum, p->nr_types * sizeof(*v));
 	if (p->keep_order) {
-		ALLOC_GROW(p->order, p->nr_order + 1, p->alloc_order);
+		size_t alloc = p->alloc_order;
+
+		ALLOC_GROW(p->order, p->nr_order + 1, alloc);
+		if (alloc != p->alloc_order)
+			p->order_values =
+				xrealloc(p->order_values,
+					 st_mult(st_mult(alloc, p->nr_types), sizeof(int64_t)));
+		p->alloc_order = alloc;
+		memcpy(p->order_values + p->nr_order * p->nr_types, values,
+		       p->nr_types * sizeof(int64_t));
 		p->order[p->nr_order++] = id;
 	}
 	return 0;

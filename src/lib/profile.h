@@ -109,6 +109,7 @@ struct profile {
 	 */
 	bool keep_order;
 	uint32_t *order;
+	int64_t *order_values; /* each entry's own values: nr_order * nr_types */
 	size_t nr_order, alloc_order;
 
 	struct sample_type period_type;

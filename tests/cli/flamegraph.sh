@@ -275,4 +275,10 @@ for opt in output format title subtitle width height minwidth fonttype fontsize 
 	sample-type focus ignore prune; do
 	check_grep "--help lists --$opt" "--$opt" "$TMP/help.txt"
 done
+# --flamechart: a repeated stack keeps each occurrence's own count (1, then 9)
+printf 'a;b 1\na;c 5\na;b 9\n' >"$TMP/chart.folded"
+$PLATEAU flamegraph --flamechart "$TMP/chart.folded" >"$TMP/chart.svg"
+check_grep "flame chart: first b is 1 of 15" '^<title>b \(1 samples, 6\.67%\)' "$TMP/chart.svg"
+check_grep "flame chart: second b is 9 of 15, drawn last" 'rect x="482\.0" y="37" width="708\.0"' "$TMP/chart.svg"
+
 done_testing
