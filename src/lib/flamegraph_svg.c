@@ -124,62 +124,9 @@ static void add_count(struct strbuf *sb, double v)
 
 /* Text. */
 
-/* The length of the UTF-8 character XML allows at s[0..len), or 0. */
-static size_t utf8_char(const unsigned char *s, size_t len)
-{
-	size_t n = utf8_len(s, len);
-
-	if (s[0] < 0x80)
-		return (s[0] >= 0x20 || s[0] == '\t') ? 1 : 0;
-	/* U+FFFE and U+FFFF are not XML characters. */
-	if (n == 3 && s[0] == 0xef && s[1] == 0xbf && (s[2] == 0xbe || s[2] == 0xbf))
-		return 0;
-	return n;
-}
-
-/*
- * Append s[0..len) escaped for XML text and attributes: markup characters
- * become entities, and what XML cannot carry (control characters,
- * invalid UTF-8) becomes '?', one per byte, so any input gives a
- * well-formed document.
- */
-static void add_xml(struct strbuf *sb, const char *s, size_t len)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	size_t start = 0, i = 0;
-
-	while (i < len) {
-		unsigned char c = u[i];
-		const char *rep = NULL;
-		size_t n = 1;
-
-		if (c >= 0x20 && c < 0x7f) {
-			switch (c) {
-			case '&': rep = "&amp;"; break;
-			case '<': rep = "&lt;"; break;
-			case '>': rep = "&gt;"; break;
-			case '"': rep = "&quot;"; break;
-			case '\'': rep = "&apos;"; break;
-			default: i++; continue;
-			}
-		} else if ((n = utf8_char(u + i, len - i)) && c != '\t') {
-			i += n;
-			continue;
-		} else {
-			rep = "?";
-			n = 1;
-		}
-		strbuf_add(sb, s + start, i - start);
-		strbuf_addstr(sb, rep);
-		i += n;
-		start = i;
-	}
-	strbuf_add(sb, s + start, len - start);
-}
-
 static void add_xml_str(struct strbuf *sb, const char *s)
 {
-	add_xml(sb, s, strlen(s));
+	strbuf_add_xml(sb, s, strlen(s));
 }
 
 /* Characters in s[0..len): a valid UTF-8 sequence or a stray byte (shown as '?') each. */
@@ -189,7 +136,7 @@ static size_t char_offset(const char *s, size_t len, size_t nchars, size_t *coun
 	size_t i = 0, k = 0;
 
 	while (i < len && k < nchars) {
-		size_t n = u[i] < 0x80 ? 1 : utf8_char(u + i, len - i);
+		size_t n = u[i] < 0x80 ? 1 : utf8_xml_len(u + i, len - i);
 
 		i += n ? n : 1;
 		k++;
@@ -214,11 +161,11 @@ static void add_label(struct strbuf *sb, const char *name, size_t len, double bo
 		return;
 	end = char_offset(name, len, chars + 1, &n);
 	if (n <= chars) {
-		add_xml(sb, name, len);
+		strbuf_add_xml(sb, name, len);
 		return;
 	}
 	end = char_offset(name, len, chars - 2, &n);
-	add_xml(sb, name, end);
+	strbuf_add_xml(sb, name, end);
 	strbuf_addstr(sb, "..");
 }
 
@@ -471,7 +418,7 @@ static void add_title(struct svg *s, const struct flame_frame *fr, double p)
 		add_xml_str(sb, o->countname);
 		strbuf_addstr(sb, ", 100%)");
 	} else {
-		add_xml(sb, name, len);
+		strbuf_add_xml(sb, name, len);
 		strbuf_addstr(sb, " (");
 		add_count(sb, shown);
 		strbuf_addch(sb, ' ');
@@ -499,7 +446,7 @@ static void add_title(struct svg *s, const struct flame_frame *fr, double p)
 		strbuf_addstr(sb, "\nunsymbolized: no symbol for this address");
 	if (fr->node && f->module) {
 		strbuf_addstr(sb, "\nin ");
-		add_xml(sb, profile_str(pr, f->module), strtab_len(&pr->strs, f->module));
+		strbuf_add_xml(sb, profile_str(pr, f->module), strtab_len(&pr->strs, f->module));
 	}
 	strbuf_addstr(sb, "</title>");
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "util/common.h"
 #include "util/strbuf.h"
+#include "util/utf8.h"
 
 char strbuf_slopbuf[1];
 
@@ -115,27 +116,33 @@ void strbuf_add_commas(struct strbuf *sb, unsigned long long n)
 
 void strbuf_add_xml(struct strbuf *sb, const char *s, size_t len)
 {
-	size_t start = 0;
+	const unsigned char *u = (const unsigned char *)s;
+	size_t start = 0, i = 0;
 
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
+	while (i < len) {
 		const char *rep;
+		size_t n = 1;
 
-		switch (c) {
+		switch (u[i]) {
 		case '&': rep = "&amp;"; break;
 		case '<': rep = "&lt;"; break;
 		case '>': rep = "&gt;"; break;
 		case '"': rep = "&quot;"; break;
 		case '\'': rep = "&apos;"; break;
 		default:
-			/* XML 1.0 forbids most control characters outright. */
-			rep = (c < 0x20 && c != '\t' && c != '\n' && c != '\r') ? "?" : NULL;
+			n = utf8_xml_len(u + i, len - i);
+			if (n) {
+				i += n;
+				continue;
+			}
+			/* Not XML or not UTF-8: one '?' per byte. */
+			rep = "?";
+			n = 1;
 		}
-		if (!rep)
-			continue;
 		strbuf_add(sb, s + start, i - start);
 		strbuf_addstr(sb, rep);
-		start = i + 1;
+		i += n;
+		start = i;
 	}
 	strbuf_add(sb, s + start, len - start);
 }

@@ -45,7 +45,11 @@ void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
 	__attribute__((format(printf, 2, 0)));
 /* Append n with thousands separators, as flamegraph.pl prints counts. */
 void strbuf_add_commas(struct strbuf *sb, unsigned long long n);
-/* Append s escaped for XML text and attribute values. */
+/*
+ * Append s escaped for XML text and attribute values; bytes XML cannot
+ * carry (control characters, invalid UTF-8) become '?', so any input
+ * gives a well-formed document.
+ */
 void strbuf_add_xml(struct strbuf *sb, const char *s, size_t len);
 /* Append s as a JSON string literal, quotes included. */
 void strbuf_add_json(struct strbuf *sb, const char *s, size_t len);

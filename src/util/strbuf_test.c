@@ -44,6 +44,10 @@ static void test_xml_escape(void **state)
 	(void)state;
 	strbuf_add_xml(&sb, in, sizeof(in) - 1);
 	assert_string_equal(sb.buf, "a&lt;b&gt;&amp;&quot;c&apos;?");
+	/* Valid UTF-8 passes; a stray byte, a surrogate and U+FFFF do not. */
+	strbuf_reset(&sb);
+	strbuf_add_xml(&sb, "\xc3\xa9\xff\xed\xa0\x80\xef\xbf\xbf", 9);
+	assert_string_equal(sb.buf, "\xc3\xa9???????");
 	strbuf_release(&sb);
 }
 

@@ -31,3 +31,14 @@ size_t utf8_len(const unsigned char *s, size_t n)
 	}
 	return len;
 }
+
+size_t utf8_xml_len(const unsigned char *s, size_t n)
+{
+	size_t len = utf8_len(s, n);
+
+	if (s[0] < 0x20)
+		return (s[0] == '\t' || s[0] == '\n' || s[0] == '\r') ? 1 : 0;
+	if (len == 3 && s[0] == 0xef && s[1] == 0xbf && (s[2] == 0xbe || s[2] == 0xbf))
+		return 0;
+	return len;
+}

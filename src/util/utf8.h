@@ -12,4 +12,10 @@
  */
 size_t utf8_len(const unsigned char *s, size_t n);
 
+/*
+ * Like utf8_len(), but 0 also for what XML 1.0 cannot carry: control
+ * characters other than tab, newline and return, U+FFFE and U+FFFF.
+ */
+size_t utf8_xml_len(const unsigned char *s, size_t n);
+
 #endif
