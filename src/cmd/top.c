@@ -129,8 +129,8 @@ int cmd_top(int argc, const char **argv)
 	units_format(n, "count", n_s, sizeof(n_s));
 	shown = limit && (size_t)limit < nf ? (size_t)limit : nf;
 	printf("Total %s of %s/%s from %s samples; showing %zu of %zu %s by %s, 95%% intervals\n",
-	       total_s, profile_str(p, p->types[type].type), profile_str(p, p->types[type].unit), n_s,
-	       shown, nf,
+	       total_s, profile_str(p, p->types[type].type), profile_str(p, p->types[type].unit),
+	       n_s, shown, nf,
 	       key == FUNC_BY_MODULE ? "modules"
 	       : key == FUNC_BY_LINE ? "lines"
 				     : "functions",
