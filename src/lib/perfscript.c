@@ -665,6 +665,24 @@ static const char *find_arrow(const char *s, size_t n)
 	return NULL;
 }
 
+/* Intern the group in k->grp; with modules wanted, remember its first dso. */
+static uint32_t chunk_group_id(struct ps_chunk *k, const struct perfscript_frame *f)
+{
+	uint32_t id = strtab_intern(&k->names, k->grp.buf, k->grp.len);
+
+	if (!k->c->modules || !f->dso_len || (f->dso_len == 9 && !memcmp(f->dso, "[unknown]", 9)))
+		return id + 1;
+	if (id >= k->alloc_group_dso) {
+		size_t old = k->alloc_group_dso;
+
+		ALLOC_GROW(k->group_dso, (size_t)id + 1, k->alloc_group_dso);
+		memset(k->group_dso + old, 0, (k->alloc_group_dso - old) * sizeof(uint32_t));
+	}
+	if (!k->group_dso[id])
+		k->group_dso[id] = strtab_intern(&k->dsos, f->dso, f->dso_len) + 1;
+	return id + 1;
+}
+
 /* The group a frame line gives, as id + 1, or 0 when it gives none. */
 static uint32_t chunk_frame_group(struct ps_chunk *k, const struct perfscript_frame *f)
 {
@@ -702,7 +720,7 @@ done:
 			k->err_line = k->lines;
 		return 0;
 	}
-	return strtab_intern(&k->names, k->grp.buf, k->grp.len) + 1;
+	return chunk_group_id(k, f);
 }
 
 static uint32_t seen_hash(const char *s, size_t len, bool java)
@@ -850,6 +868,7 @@ void ps_chunk_init(struct ps_chunk *k, struct perfscript_collapse *c, const char
 	strtab_init(&k->names);
 	strbuf_init(&k->grp, 256);
 	strbuf_init(&k->tmp, 256);
+	strtab_init(&k->dsos);
 }
 
 void ps_chunk_release(struct ps_chunk *k)
@@ -868,6 +887,8 @@ void ps_chunk_release(struct ps_chunk *k)
 	free(k->msgs);
 	free(k->mismatch);
 	free(k->order);
+	strtab_release(&k->dsos);
+	free(k->group_dso);
 }
 
 void ps_chunk_resume(struct ps_chunk *k, const struct ps_carry *cs)

@@ -34,6 +34,8 @@ struct perfscript_collapse *perfscript_collapse_new(const struct collapse_option
 		c->inl = inline_cache_new();
 	ps_carry_init(&c->carry);
 	ps_table_init(&c->tab);
+	strtab_init(&c->mod_names);
+	strtab_init(&c->mod_dsos);
 	return c;
 }
 
@@ -46,6 +48,9 @@ void perfscript_collapse_free(struct perfscript_collapse *c)
 	inline_cache_free(c->inl);
 	ps_carry_release(&c->carry);
 	ps_table_release(&c->tab);
+	strtab_release(&c->mod_names);
+	strtab_release(&c->mod_dsos);
+	free(c->mod_dso);
 	free(c->order);
 	free(c);
 }
@@ -139,6 +144,41 @@ static bool chunks_inexact(const struct perfscript_collapse *c, const struct ps_
 	return false;
 }
 
+/* Remember the module of each frame name in chunk k's groups (the first seen wins). */
+static void chunk_modules(struct perfscript_collapse *c, const struct ps_chunk *k)
+{
+	for (uint32_t g = 0; g < k->alloc_group_dso && g < k->names.nr; g++) {
+		const char *s = strtab_str(&k->names, g);
+		size_t len = strtab_len(&k->names, g);
+		uint32_t dso;
+
+		if (!k->group_dso[g])
+			continue;
+		dso = strtab_intern(&c->mod_dsos, strtab_str(&k->dsos, k->group_dso[g] - 1),
+				    strtab_len(&k->dsos, k->group_dso[g] - 1));
+		/* An inline group "a;b_[i]" is several frames of one dso. */
+		for (;;) {
+			const char *semi = memchr(s, ';', len);
+			size_t n = semi ? (size_t)(semi - s) : len;
+			uint32_t id = strtab_intern(&c->mod_names, s, n);
+
+			if (id >= c->alloc_mod_dso) {
+				size_t old = c->alloc_mod_dso;
+
+				ALLOC_GROW(c->mod_dso, (size_t)id + 1, c->alloc_mod_dso);
+				memset(c->mod_dso + old, 0,
+				       (c->alloc_mod_dso - old) * sizeof(uint32_t));
+			}
+			if (!c->mod_dso[id])
+				c->mod_dso[id] = dso;
+			if (!semi)
+				break;
+			s += n + 1;
+			len -= n + 1;
+		}
+	}
+}
+
 /* Add each chunk's stacks to c's table, as strings; keep_order samples follow. */
 static void chunks_merge(struct perfscript_collapse *c, struct ps_chunk *k, int n)
 {
@@ -147,6 +187,9 @@ static void chunks_merge(struct perfscript_collapse *c, struct ps_chunk *k, int 
 
 	for (int i = 0; i < n; i++) {
 		const struct ps_stacks *t = &k[i].stacks;
+
+		if (c->modules)
+			chunk_modules(c, &k[i]);
 
 		if (k[i].nr_order)
 			global = xrealloc(global, st_mult(t->nr, sizeof(*global)));
@@ -328,23 +371,37 @@ int perfscript_collapse_write(struct perfscript_collapse *c, FILE *f, struct err
  * The profile view: the collapsed stack strings split at ';' into frames,
  * so writing it as folded lines gives the collapse output again.
  */
-static uint32_t frame_of(struct profile *p, const char *s, size_t n)
+static uint32_t frame_of(struct profile *p, const struct perfscript_collapse *c, const char *s,
+			 size_t n)
 {
+	uint32_t id = c->modules ? strtab_find(&c->mod_names, s, n) : IDHASH_NONE;
 	struct frame f = {0};
+
+	if (id != IDHASH_NONE && id < c->alloc_mod_dso && c->mod_dso[id]) {
+		const char *dso = strtab_str(&c->mod_dsos, c->mod_dso[id]);
+		size_t len = strtab_len(&c->mod_dsos, c->mod_dso[id]);
+
+		f.module = profile_intern(p, dso, len);
+		/* [kernel.kallsyms], [nf_conntrack], .../vmlinux: as the Perl script tells kernel code. */
+		if ((len && dso[0] == '[' && strcmp(dso, "[vdso]")) ||
+		    (len >= 7 && !memcmp(dso + len - 7, "vmlinux", 7)))
+			f.flags |= FRAME_KERNEL;
+	}
 
 	f.name = profile_intern(p, s, n);
 	if (n >= 4 && s[n - 4] == '_' && s[n - 3] == '[' && s[n - 1] == ']') {
 		if (s[n - 2] == 'k')
-			f.flags = FRAME_KERNEL;
+			f.flags |= FRAME_KERNEL;
 		else if (s[n - 2] == 'j')
-			f.flags = FRAME_JIT;
+			f.flags |= FRAME_JIT;
 		else if (s[n - 2] == 'i')
-			f.flags = FRAME_INLINED;
+			f.flags |= FRAME_INLINED;
 	}
 	return profile_intern_frame(p, &f);
 }
 
-static uint32_t node_of(struct profile *p, const char *s, size_t len)
+static uint32_t node_of(struct profile *p, const struct perfscript_collapse *c, const char *s,
+			size_t len)
 {
 	uint32_t node = 0;
 
@@ -352,7 +409,7 @@ static uint32_t node_of(struct profile *p, const char *s, size_t len)
 		const char *semi = memchr(s, ';', len);
 		size_t n = semi ? (size_t)(semi - s) : len;
 
-		node = profile_child(p, node, frame_of(p, s, n));
+		node = profile_child(p, node, frame_of(p, c, s, n));
 		if (!semi)
 			return node;
 		s += n + 1;
@@ -399,7 +456,7 @@ static int add_samples(struct profile *p, const struct perfscript_collapse *c, c
 	for (uint32_t id = 1; id < t->keys.nr && !rc; id++) {
 		if (!t->samples[id])
 			continue;
-		nodes[id] = node_of(p, strtab_str(&t->keys, id), strtab_len(&t->keys, id));
+		nodes[id] = node_of(p, c, strtab_str(&t->keys, id), strtab_len(&t->keys, id));
 		if (c->keep_order)
 			continue;
 		v[1] = (int64_t)MIN(t->samples[id], (uint64_t)INT64_MAX);
@@ -451,6 +508,7 @@ int perfscript_read(const struct input *in, const struct read_options *o, struct
 
 	*out = NULL;
 	c->keep_order = o && o->keep_order;
+	c->modules = true;
 	rc = perfscript_collapse_add(c, in, err);
 	if (!rc)
 		rc = collapse_profile(c, in->name, out, err);

@@ -126,6 +126,15 @@ struct perfscript_collapse {
 	struct ps_count first_period;
 	struct ps_order *order;
 	size_t nr_order, alloc_order;
+	/*
+	 * For the profile view (perfscript_read): each frame name's module,
+	 * the dso of its first frame line.  mod_dso[name id] is an id in
+	 * mod_dsos, 0 when unknown.
+	 */
+	bool modules;
+	struct strtab mod_names, mod_dsos;
+	uint32_t *mod_dso;
+	size_t alloc_mod_dso;
 };
 
 /* One stretch of an input, parsed on its own thread; it starts at a sample boundary. */
@@ -153,6 +162,10 @@ struct ps_chunk {
 	bool keep_order;
 	struct ps_order *order;
 	size_t nr_order, alloc_order;
+	/* With c->modules: group_dso[group id] is a dsos id + 1, 0 when none yet. */
+	struct strtab dsos;
+	uint32_t *group_dso;
+	size_t alloc_group_dso;
 };
 
 void ps_count_add(struct ps_count *acc, const struct ps_count *v);

@@ -469,9 +469,12 @@ static void test_profile(void **state)
 	assert_int_equal(p->default_type, 0);
 	assert_int_equal(profile_total(p, 0), 3500);
 	assert_int_equal(profile_total(p, 1), 3);
+	/* The comm has no module; frames carry their dso as the module. */
 	fr[0] = profile_frame_named(p, S("app"));
-	fr[1] = profile_frame_named(p, S("main"));
-	fr[2] = profile_frame_named(p, S("leaf"));
+	fr[1] = profile_intern_frame(p, &(struct frame){.name = profile_intern(p, S("main")),
+							.module = profile_intern(p, S("/x"))});
+	fr[2] = profile_intern_frame(p, &(struct frame){.name = profile_intern(p, S("leaf")),
+							.module = profile_intern(p, S("/x"))});
 	main_node = profile_find_child(p, profile_find_child(p, 0, fr[0]), fr[1]);
 	leaf_node = profile_find_child(p, main_node, fr[2]);
 	assert_true(main_node && leaf_node);

@@ -118,6 +118,14 @@ $PLATEAU convert --format folded -o "$TMP/hdr.folded" "$TMP/hdr.txt"
 $PLATEAU collapse "$FIX/perf/mt_burn.perf.txt" >"$TMP/hdr.want"
 check_same "200 comment lines before the samples" "$TMP/hdr.want" "$TMP/hdr.folded"
 
+# perf script input keeps each frame's module (its dso)
+$PLATEAU top --by module -n 0 "$FIX/perf/system_wide.perf.txt" >"$TMP/mod.txt"
+check_grep "top --by module on perf script: kernel" '\[kernel\.kallsyms\]$' "$TMP/mod.txt"
+check_grep "top --by module on perf script: libc" ' libc\.so\.6$' "$TMP/mod.txt"
+$PLATEAU collapse "$FIX/perf/system_wide.perf.txt" >"$TMP/sw.collapse"
+$PLATEAU convert --format folded -o "$TMP/sw.folded" "$FIX/perf/system_wide.perf.txt"
+check_same "modules do not change the folded view" "$TMP/sw.collapse" "$TMP/sw.folded"
+
 # --help lists every option of each command
 for cmd in top check diff convert; do
 	$PLATEAU $cmd --help >"$TMP/help.txt"
