@@ -161,6 +161,16 @@ static size_t common_prefix(const char *a, size_t alen, const char *b, size_t bl
 {
 	size_t n = MIN(alen, blen), i = 0;
 
+	/* Word at a time: sorted folded files share long prefixes line to line. */
+	while (i + 8 <= n) {
+		uint64_t x, y;
+
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		if (x != y)
+			break;
+		i += 8;
+	}
 	while (i < n && a[i] == b[i])
 		i++;
 	return i;
