@@ -1,0 +1,356 @@
+/* SPDX-License-Identifier: MIT */
+#include <dwarf.h>
+#include <limits.h>
+#include <elfutils/libdwfl.h>
+
+#include "util/common.h"
+#include "util/strtab.h"
+#include "lib/symbolize.h"
+#include "lib/symbolize_elf.h"
+
+/*
+ * The symbolizer: files are loaded once per (path, build-id) into a
+ * struct sym_dso (symbolize_elf.c); each mapping is a struct sym_module
+ * with its load bias.  Names come from the ELF symbol table; the DWARF
+ * (main file or separate debug file) adds inline frames and file:line.
+ */
+
+/* From libiberty's demangle.h, which clashes with our headers (see perfscript_inline.c). */
+extern char *cplus_demangle(const char *mangled, int options);
+#define DMGL_PARAMS (1 << 0)
+#define DMGL_ANSI   (1 << 1)
+
+struct sym_module {
+	struct sym_dso *dso;
+	uint64_t start, end, bias;
+	bool bias_ok;
+};
+
+#define SYM_CACHE_BITS	 9 /* direct-mapped, by (file, address) */
+#define SYM_CACHE_SIZE	 (1u << SYM_CACHE_BITS)
+#define SYM_CACHE_FRAMES 8
+
+/* A lookup's result, kept: DWARF scope walks cost tens of microseconds. */
+struct sym_cache_ent {
+	struct sym_dso *dso;
+	uint64_t vaddr;
+	int n;
+	struct sym_frame frames[SYM_CACHE_FRAMES];
+};
+
+struct symbolizer {
+	struct sym_dso **dsos;
+	size_t nr_dsos, alloc_dsos;
+	struct sym_module **mods;
+	size_t nr_mods, alloc_mods;
+	struct strtab names; /* demangled names */
+	struct sym_cache_ent *cache;
+};
+
+struct sym_dwarf {
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+};
+
+static const char *const reason_str[] = {
+	[SYM_OK] = "ok",
+	[SYM_NO_SYMBOL] = "no symbol",
+	[SYM_STRIPPED] = "stripped",
+	[SYM_NO_FILE] = "file not found",
+	[SYM_DELETED] = "file deleted",
+	[SYM_NOT_ELF] = "not an ELF file",
+	[SYM_BUILD_ID] = "build-id mismatch",
+	[SYM_OUT_OF_RANGE] = "address outside the mapping",
+};
+
+const char *sym_reason_str(enum sym_reason reason)
+{
+	if ((size_t)reason >= ARRAY_SIZE(reason_str) || !reason_str[reason])
+		return "unknown";
+	return reason_str[reason];
+}
+
+struct symbolizer *symbolizer_new(void)
+{
+	struct symbolizer *s = xcalloc(1, sizeof(*s));
+
+	elf_version(EV_CURRENT);
+	strtab_init(&s->names);
+	return s;
+}
+
+static void dwarf_free(struct sym_dwarf *w)
+{
+	if (w && w->dwfl)
+		dwfl_end(w->dwfl);
+	free(w);
+}
+
+void symbolizer_free(struct symbolizer *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nr_dsos; i++) {
+		dwarf_free(s->dsos[i]->dwarf);
+		sym_dso_release(s->dsos[i]);
+		free(s->dsos[i]);
+	}
+	for (size_t i = 0; i < s->nr_mods; i++)
+		free(s->mods[i]);
+	free(s->dsos);
+	free(s->mods);
+	free(s->cache);
+	strtab_release(&s->names);
+	free(s);
+}
+
+/*
+ * One dso per (path, build-id as given): a NULL build-id is its own key.
+ * Linear: a process maps tens of files, and modules are made once per mapping.
+ */
+static struct sym_dso *symbolizer_dso(struct symbolizer *s, const char *path, const char *bid)
+{
+	struct sym_dso *d;
+
+	for (size_t i = 0; i < s->nr_dsos; i++) {
+		d = s->dsos[i];
+		if (!strcmp(d->path, path) && !bid == !d->key_bid &&
+		    (!bid || !strcmp(d->key_bid, bid)))
+			return d;
+	}
+	d = xcalloc(1, sizeof(*d));
+	d->path = xstrdup(path);
+	d->key_bid = bid ? xstrdup(bid) : NULL;
+	sym_dso_load(d, bid);
+	ALLOC_GROW(s->dsos, s->nr_dsos + 1, s->alloc_dsos);
+	s->dsos[s->nr_dsos++] = d;
+	return d;
+}
+
+struct sym_module *symbolizer_module(struct symbolizer *s, const char *path, uint64_t start,
+				     uint64_t end, uint64_t pgoff, const char *build_id_hex)
+{
+	struct sym_module *m = xcalloc(1, sizeof(*m));
+
+	m->dso = symbolizer_dso(s, path, build_id_hex);
+	m->start = start;
+	m->end = end;
+	m->bias_ok = m->dso->state == SYM_OK && !sym_dso_bias(m->dso, start, pgoff, &m->bias);
+	ALLOC_GROW(s->mods, s->nr_mods + 1, s->alloc_mods);
+	s->mods[s->nr_mods++] = m;
+	return m;
+}
+
+/*
+ * Demangled with parameters, as addr2line -C and gdb print (perf drops
+ * them): overloads stay apart.  Names that are not mangled come back as is.
+ */
+static const char *symbolizer_demangle(struct symbolizer *s, const char *name)
+{
+	char *dem = name ? cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI) : NULL;
+	const char *r;
+
+	if (!dem)
+		return name;
+	r = strtab_str(&s->names, strtab_intern_str(&s->names, dem));
+	free(dem);
+	return r;
+}
+
+static const Dwfl_Callbacks dwarf_callbacks = {
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+static bool elf_has_dwarf(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n =
+			gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+
+		if (n && !strcmp(n, ".debug_info") && sh.sh_type != SHT_NOBITS)
+			return true;
+	}
+	return false;
+}
+
+/* The DWARF of d, from the file itself or its debug file; NULL when neither has any. */
+static struct sym_dwarf *dso_dwarf(struct sym_dso *d)
+{
+	const char *self = d->from_debug ? d->dbg_path : d->path;
+	const char *path = elf_has_dwarf(d->elf)       ? self
+			   : elf_has_dwarf(d->dbg_elf) ? d->dbg_path
+						       : NULL;
+	struct sym_dwarf *w;
+	GElf_Addr bias;
+
+	if (d->dwarf_tried)
+		return d->dwarf;
+	d->dwarf_tried = true;
+	if (!path)
+		return NULL;
+	w = xcalloc(1, sizeof(*w));
+	w->dwfl = dwfl_begin(&dwarf_callbacks);
+	if (w->dwfl) {
+		w->mod = dwfl_report_elf(w->dwfl, path, path, -1, 0, true);
+		dwfl_report_end(w->dwfl, NULL, NULL);
+	}
+	if (!w->mod || !dwfl_module_getdwarf(w->mod, &bias) || bias) {
+		dwarf_free(w);
+		return NULL;
+	}
+	d->dwarf = w;
+	return w;
+}
+
+static const char *die_name(struct symbolizer *s, Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *n = NULL;
+
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
+	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr))
+		n = dwarf_formstring(&attr);
+	if (n)
+		return symbolizer_demangle(s, n);
+	if (dwarf_attr_integrate(die, DW_AT_name, &attr))
+		return dwarf_formstring(&attr);
+	return NULL;
+}
+
+/* Where the inlined instance die was called from: its caller's file:line. */
+static void die_call_site(Dwarf_Die *cu, Dwarf_Die *die, struct sym_frame *f)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word file = 0, line = 0;
+	Dwarf_Files *files;
+	size_t nfiles;
+
+	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &file) == 0 &&
+	    dwarf_getsrcfiles(cu, &files, &nfiles) == 0 && file < nfiles)
+		f->file = dwarf_filesrc(files, file, NULL, NULL);
+	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &line) == 0 &&
+	    line <= UINT_MAX)
+		f->line = (unsigned)line;
+}
+
+/* The inline chain at vaddr, innermost first, into out[]; returns the count (0: no DWARF function). */
+static size_t dwarf_frames(struct symbolizer *s, struct sym_dwarf *w, uint64_t vaddr,
+			   struct sym_frame *out, size_t max)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(w->mod, vaddr, &bias), *scopes = NULL;
+	Dwarf_Line *line = cu ? dwarf_getsrc_die(cu, vaddr - bias) : NULL;
+	int nscopes = cu ? dwarf_getscopes(cu, vaddr - bias, &scopes) : 0;
+	size_t n = 0;
+	int lineno;
+
+	if (line && (out[0].file = dwarf_linesrc(line, NULL, NULL)) && !dwarf_lineno(line, &lineno))
+		out[0].line = lineno > 0 ? (unsigned)lineno : 0;
+	for (int i = 0; i < nscopes && n < max; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		Dwarf_Die inl;
+
+		if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
+			continue;
+		out[n].function = die_name(s, &scopes[i]);
+		if (tag == DW_TAG_subprogram) {
+			n++;
+			break;
+		}
+		out[n++].flags |= SYM_FRAME_INLINED;
+		if (n < max) {
+			out[n] = (struct sym_frame){.offset = vaddr};
+			die_call_site(cu, &scopes[i], &out[n]);
+		}
+		/*
+		 * After an inlined instance, dwarf_getscopes goes on with its
+		 * abstract origin's scopes; the caller is among the scopes that
+		 * hold the instance itself.
+		 */
+		inl = scopes[i];
+		free(scopes);
+		scopes = NULL;
+		nscopes = dwarf_getscopes_die(&inl, &scopes);
+		i = 0;
+	}
+	free(scopes);
+	return n;
+}
+
+static int lookup_fail(struct sym_frame *out, enum sym_reason reason)
+{
+	out[0].reason = reason;
+	return 0;
+}
+
+/* Name vaddr of d: the symbol table, then the DWARF; n, or 0 with out[0].reason. */
+static int dso_lookup(struct symbolizer *s, struct sym_dso *d, uint64_t vaddr,
+		      struct sym_frame *out, size_t max)
+{
+	struct sym_sym *sym = sym_dso_find(d, vaddr);
+	struct sym_dwarf *w = dso_dwarf(d);
+	size_t n = w ? dwarf_frames(s, w, vaddr, out, max) : 0;
+
+	if (!sym && !n)
+		return lookup_fail(out, d->has_symtab ? SYM_NO_SYMBOL : SYM_STRIPPED);
+	if (!n)
+		n = 1;
+	/* The outermost frame is the real function: the symbol table names it. */
+	if (sym && !(out[n - 1].flags & SYM_FRAME_INLINED)) {
+		if (!sym->pretty)
+			sym->pretty = symbolizer_demangle(s, sym->name);
+		out[n - 1].function = sym->pretty;
+	}
+	if (d->kernel)
+		out[0].flags |= SYM_FRAME_KERNEL;
+	return (int)n;
+}
+
+static struct sym_cache_ent *cache_slot(struct symbolizer *s, struct sym_dso *d, uint64_t vaddr)
+{
+	uint64_t h = (vaddr ^ ((uintptr_t)d >> 4)) * 0x9e3779b97f4a7c15ULL;
+
+	if (!s->cache)
+		s->cache = xcalloc(SYM_CACHE_SIZE, sizeof(*s->cache));
+	return &s->cache[h >> (64 - SYM_CACHE_BITS)];
+}
+
+int symbolizer_lookup(struct symbolizer *s, struct sym_module *m, uint64_t addr,
+		      struct sym_frame *out, size_t max, struct error *err)
+{
+	struct sym_cache_ent *e;
+	struct sym_dso *d;
+	uint64_t vaddr;
+	int n;
+
+	if (!s || !m || !out || !max)
+		return error_set(err, ERR_USAGE, "symbolizer_lookup: bad arguments");
+	d = m->dso;
+	memset(&out[0], 0, sizeof(out[0]));
+	if (d->state != SYM_OK)
+		return lookup_fail(out, d->state);
+	if (addr < m->start || addr >= m->end || !m->bias_ok)
+		return lookup_fail(out, SYM_OUT_OF_RANGE);
+	vaddr = out[0].offset = addr - m->bias;
+	e = cache_slot(s, d, vaddr);
+	if (e->dso == d && e->vaddr == vaddr && (size_t)e->n <= max) {
+		memcpy(out, e->frames, (e->n ? (size_t)e->n : 1) * sizeof(*out));
+		return e->n;
+	}
+	n = dso_lookup(s, d, vaddr, out, max);
+	/* A result cut short by max is not cached: a larger max would get more. */
+	if ((size_t)n < max && n <= SYM_CACHE_FRAMES) {
+		e->dso = d;
+		e->vaddr = vaddr;
+		e->n = n;
+		memcpy(e->frames, out, (n ? (size_t)n : 1) * sizeof(*out));
+	}
+	return n;
+}
