@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef PLATEAU_PERF_RING_H
+#define PLATEAU_PERF_RING_H
+
+/* Internal to perf_event.c / perf_ring.c: one mmap'ed perf ring buffer. */
+#include "lib/perf_event.h"
+
+struct perf_ring {
+	int fd;
+	int cpu;    /* -1 for a per-process event */
+	void *base; /* the mapping: 1 metadata page + data pages */
+	size_t map_size;
+	uint8_t *data;	    /* the data area */
+	uint64_t data_size; /* a power of two */
+	uint64_t *bounce;   /* data_size bytes, for records that wrap */
+};
+
+/* Map 1 + pages pages of fd.  Takes ownership of fd (closed on failure). */
+int perf_ring_map(struct perf_ring *r, int fd, int cpu, unsigned pages, struct error *err);
+void perf_ring_unmap(struct perf_ring *r);
+
+#endif
