@@ -120,8 +120,7 @@ int cmd_top(int argc, const char **argv)
 		die("%s: the profile has no samples of type %s", argc ? argv[0] : "<stdin>",
 		    profile_str(p, p->types[type].type));
 	stats_counter_init(&c, p, type);
-	n = c.count_type >= 0 ? (double)profile_total(p, (uint32_t)c.count_type)
-			      : stats_count(&c, (double)total);
+	n = stats_total_samples(&c, p, type);
 	rows = make_rows(p, type, key, &c, &nf);
 	qsort(rows, nf, sizeof(*rows), strcmp(sort, "self") ? cmp_total : cmp_self);
 	units_format(profile_value_double(p, type, total), profile_str(p, p->types[type].unit),

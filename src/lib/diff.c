@@ -29,8 +29,7 @@ static void add_side(struct profile *d, const struct profile *src, uint32_t type
 	for (uint32_t s = 0; s < src->nr_samples; s++) {
 		const int64_t *v = profile_sample_values(src, s);
 		int64_t vals[4] = {0, 0, 0, 0};
-		double count = c.count_type >= 0 ? (double)v[c.count_type]
-						 : stats_count(&c, (double)v[type]);
+		double count = stats_sample_count(&c, v, type);
 
 		if (!v[type] && !count)
 			continue;

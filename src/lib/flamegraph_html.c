@@ -239,28 +239,6 @@ static uint32_t names_get(struct html_writer *w, uint32_t name)
 	return (uint32_t)w->nr_names++;
 }
 
-static int name_cmp(const struct profile *p, uint32_t a, uint32_t b)
-{
-	uint32_t la = strtab_len(&p->strs, a), lb = strtab_len(&p->strs, b);
-	int c;
-
-	if (a == b)
-		return 0;
-	c = memcmp(profile_str(p, a), profile_str(p, b), MIN(la, lb));
-	if (c)
-		return c;
-	return la < lb ? -1 : la > lb;
-}
-
-static int kid_cmp(const void *x, const void *y, void *arg)
-{
-	const struct profile *p = arg;
-	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-	int c = name_cmp(p, p->frames[p->nodes[a].frame].name, p->frames[p->nodes[b].frame].name);
-
-	return c ? c : (a < b ? -1 : a > b);
-}
-
 /* The children of every node of m, sorted by name, into w->kids. */
 static size_t gather_children(struct html_writer *w, const struct level *cur,
 			      const struct mframe *m)
@@ -277,7 +255,7 @@ static size_t gather_children(struct html_writer *w, const struct level *cur,
 		}
 	}
 	if (n > 1)
-		qsort_r(w->kids, n, sizeof(*w->kids), kid_cmp, (void *)p);
+		qsort_r(w->kids, n, sizeof(*w->kids), profile_node_name_cmp, (void *)p);
 	return n;
 }
 
@@ -458,8 +436,7 @@ static void header_write(struct html_writer *w)
 	double n;
 
 	stats_counter_init(&c, p, w->type);
-	n = c.count_type >= 0 ? (double)profile_total(p, (uint32_t)c.count_type)
-			      : stats_count(&c, (double)total);
+	n = stats_total_samples(&c, p, w->type);
 	if (w->diff)
 		n = w->v.new_n;
 	strbuf_addf(&w->sb, "{\"version\":1,\"title\":");

@@ -107,24 +107,6 @@ struct tree_walk {
 	size_t depth, stack_alloc;
 };
 
-static int name_cmp(const struct profile *p, uint32_t a, uint32_t b)
-{
-	uint32_t la = strtab_len(&p->strs, a), lb = strtab_len(&p->strs, b);
-	int c = memcmp(profile_str(p, a), profile_str(p, b), MIN(la, lb));
-
-	return c ? c : (la > lb) - (la < lb);
-}
-
-static int kid_cmp(const void *x, const void *y, void *arg)
-{
-	const struct profile *p = arg;
-	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-	uint32_t na = p->frames[p->nodes[a].frame].name, nb = p->frames[p->nodes[b].frame].name;
-	int c = na == nb ? 0 : name_cmp(p, na, nb);
-
-	return c ? c : (a > b) - (a < b);
-}
-
 /*
  * Sibling order is that of the sorted folded lines flamegraph.pl reads:
  * a frame with self samples sorts as "name " (its own line), one without
@@ -219,7 +201,7 @@ static size_t gather_kids(struct tree_walk *t, const struct group *g, int64_t *s
 	}
 	t->pool_nr = g->off;
 	if (n > 1)
-		qsort_r(t->kids, n, sizeof(*t->kids), kid_cmp, (void *)p);
+		qsort_r(t->kids, n, sizeof(*t->kids), profile_node_name_cmp, (void *)p);
 	return n;
 }
 

@@ -253,7 +253,7 @@ static bool dso_is_jit(const char *s, size_t n)
 }
 
 /* --kernel: the dso matches (^\[|vmlinux$) and not /unknown/. */
-static bool dso_is_kernel(const char *s, size_t n)
+bool ps_dso_is_kernel(const char *s, size_t n)
 {
 	return ((n && s[0] == '[') || (n >= 7 && !memcmp(s + n - 7, "vmlinux", 7))) &&
 	       !memmem(s, n, "unknown", 7);
@@ -702,7 +702,7 @@ static uint32_t chunk_frame_group(struct ps_chunk *k, const struct perfscript_fr
 		n -= 2;
 	if (!n)
 		return 0;
-	kernel = o->kernel && dso_is_kernel(f->dso, f->dso_len);
+	kernel = o->kernel && ps_dso_is_kernel(f->dso, f->dso_len);
 	jit = o->jit && !kernel && dso_is_jit(f->dso, f->dso_len);
 	for (;;) {
 		const char *arrow = find_arrow(s, n);

@@ -382,9 +382,8 @@ static uint32_t frame_of(struct profile *p, const struct perfscript_collapse *c,
 		size_t len = strtab_len(&c->mod_dsos, c->mod_dso[id]);
 
 		f.module = profile_intern(p, dso, len);
-		/* [kernel.kallsyms], [nf_conntrack], .../vmlinux: as the Perl script tells kernel code. */
-		if ((len && dso[0] == '[' && strcmp(dso, "[vdso]")) ||
-		    (len >= 7 && !memcmp(dso + len - 7, "vmlinux", 7)))
+		/* As the Perl script tells kernel code, except that [vdso] runs in user space. */
+		if (ps_dso_is_kernel(dso, len) && strcmp(dso, "[vdso]"))
 			f.flags |= FRAME_KERNEL;
 	}
 

@@ -168,6 +168,9 @@ struct ps_chunk {
 	size_t alloc_group_dso;
 };
 
+/* The Perl script's kernel test for a dso: "[...]" or ".../vmlinux", not [unknown]. */
+bool ps_dso_is_kernel(const char *s, size_t n);
+
 void ps_count_add(struct ps_count *acc, const struct ps_count *v);
 /* Perl's rendering of a count: the integer, or %.15g once it is a double. */
 void ps_count_format(const struct ps_count *c, char *buf, size_t size);

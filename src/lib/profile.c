@@ -377,51 +377,24 @@ size_t profile_node_stack(const struct profile *p, uint32_t node, uint32_t **buf
 	return depth;
 }
 
-void profile_node_depths(const struct profile *p, uint32_t *out)
+static int name_cmp(const struct profile *p, uint32_t a, uint32_t b)
 {
-	out[0] = 0;
-	for (uint32_t n = 1; n < p->nr_nodes; n++)
-		out[n] = out[p->nodes[n].parent] + 1;
-}
-
-int profile_frame_cmp(const struct profile *p, uint32_t fa, uint32_t fb)
-{
-	const struct frame *a = &p->frames[fa], *b = &p->frames[fb];
-	uint32_t la, lb;
+	uint32_t la = strtab_len(&p->strs, a), lb = strtab_len(&p->strs, b);
 	int c;
 
-	if (a->name != b->name) {
-		la = strtab_len(&p->strs, a->name);
-		lb = strtab_len(&p->strs, b->name);
-		c = memcmp(profile_str(p, a->name), profile_str(p, b->name), MIN(la, lb));
-		if (c || la != lb)
-			return c ? c : (la < lb ? -1 : 1);
-	}
-	if (a->module != b->module)
-		return strcmp(profile_str(p, a->module), profile_str(p, b->module));
-	return fa < fb ? -1 : fa > fb;
+	if (a == b)
+		return 0;
+	c = memcmp(profile_str(p, a), profile_str(p, b), MIN(la, lb));
+	return c ? c : (la > lb) - (la < lb);
 }
 
-static int child_cmp(const void *x, const void *y, void *arg)
+int profile_node_name_cmp(const void *x, const void *y, void *arg)
 {
 	const struct profile *p = arg;
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	int c = name_cmp(p, p->frames[p->nodes[a].frame].name, p->frames[p->nodes[b].frame].name);
 
-	return profile_frame_cmp(p, p->nodes[*(const uint32_t *)x].frame,
-				 p->nodes[*(const uint32_t *)y].frame);
-}
-
-size_t profile_sorted_children(const struct profile *p, uint32_t node, uint32_t **buf,
-			       size_t *alloc)
-{
-	size_t n = 0;
-
-	for (uint32_t c = p->nodes[node].first_child; c; c = p->nodes[c].next_sibling) {
-		ALLOC_GROW(*buf, n + 1, *alloc);
-		(*buf)[n++] = c;
-	}
-	if (n)
-		qsort_r(*buf, n, sizeof(**buf), child_cmp, (void *)p);
-	return n;
+	return c ? c : (a > b) - (a < b);
 }
 
 void profile_format_value(const struct profile *p, uint32_t type, int64_t v, char *buf, size_t size)

@@ -193,18 +193,12 @@ void profile_node_totals(const struct profile *p, uint32_t type, int64_t *out, i
 /* The frame ids of node's stack, root first; returns the depth. */
 size_t profile_node_stack(const struct profile *p, uint32_t node, uint32_t **buf, size_t *alloc);
 
-/* Node depth (root 0); computed for every node into out[nr_nodes]. */
-void profile_node_depths(const struct profile *p, uint32_t *out);
-
-/* Order frames by name (bytewise), then module, then id. */
-int profile_frame_cmp(const struct profile *p, uint32_t a, uint32_t b);
-
 /*
- * The children of node, sorted by frame name (bytewise, then module),
- * into *buf; returns the count.
+ * Sibling order of flame graphs: node ids a and b by frame name (bytewise),
+ * then by id, for qsort_r with the profile as arg.  Frames of one name in
+ * different modules sort together so renderers can merge them.
  */
-size_t profile_sorted_children(const struct profile *p, uint32_t node, uint32_t **buf,
-			       size_t *alloc);
+int profile_node_name_cmp(const void *a, const void *b, void *profile);
 
 /* Operations, in profile_ops.c. */
 
@@ -232,9 +226,6 @@ struct profile *profile_filter(const struct profile *p, const char *focus, const
  * named "[pruned]" under their parent, so totals are kept.
  */
 struct profile *profile_prune(const struct profile *p, uint32_t type, double min_share);
-
-/* Keep only sample type t (and make it the default). */
-struct profile *profile_select_type(const struct profile *p, uint32_t type);
 
 enum func_key {
 	FUNC_BY_FUNCTION, /* function name */

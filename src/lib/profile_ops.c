@@ -310,32 +310,6 @@ struct profile *profile_prune(const struct profile *p, uint32_t type, double min
 	return dst;
 }
 
-struct profile *profile_select_type(const struct profile *p, uint32_t type)
-{
-	struct profile *dst = profile_new();
-	struct idmap m;
-
-	idmap_init(&m, p, dst);
-	profile_add_type(dst, profile_str(p, p->types[type].type),
-			 profile_str(p, p->types[type].unit));
-	dst->types[0].decimals = p->types[type].decimals;
-	dst->period_type.type = map_str(&m, p->period_type.type);
-	dst->period_type.unit = map_str(&m, p->period_type.unit);
-	dst->period = p->period;
-	dst->time_nanos = p->time_nanos;
-	dst->duration_nanos = p->duration_nanos;
-	dst->profile_labels = map_labelset(&m, p->profile_labels);
-	for (uint32_t s = 0; s < p->nr_samples; s++) {
-		int64_t v = profile_sample_values(p, s)[type];
-
-		if (v)
-			profile_add_sample(dst, map_node(&m, p->samples[s].node),
-					   map_labelset(&m, p->samples[s].labels), &v);
-	}
-	idmap_release(&m);
-	return dst;
-}
-
 static uint32_t func_key_of(struct profile *p, uint32_t frame, enum func_key by, struct strbuf *sb)
 {
 	const struct frame *f = &p->frames[frame];

@@ -120,3 +120,10 @@ void stats_counter_init(struct sample_counter *c, const struct profile *p, uint3
 	}
 	c->per_sample = inferred_period(p, type);
 }
+
+double stats_total_samples(const struct sample_counter *c, const struct profile *p, uint32_t type)
+{
+	if (c->count_type >= 0)
+		return (double)profile_total(p, (uint32_t)c->count_type);
+	return stats_count(c, (double)profile_total(p, type));
+}

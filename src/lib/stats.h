@@ -49,4 +49,14 @@ static inline double stats_count(const struct sample_counter *c, double v)
 	return c->per_sample > 0 ? v / c->per_sample : v;
 }
 
+/* The samples behind one sample's values (v holds every type) of type. */
+static inline double stats_sample_count(const struct sample_counter *c, const int64_t *v,
+					uint32_t type)
+{
+	return c->count_type >= 0 ? (double)v[c->count_type] : stats_count(c, (double)v[type]);
+}
+
+/* The samples behind the whole profile's values of type. */
+double stats_total_samples(const struct sample_counter *c, const struct profile *p, uint32_t type);
+
 #endif
