@@ -21,3 +21,5 @@ bench/make-input.sh "$dir/perf.txt"
 python3 bench/model-memory.py "$build/plateau"
 echo
 python3 bench/compare.py "$build/plateau" "$dir/perf.txt" "$dir/perf.folded"
+echo
+BENCH_DIR="$dir/record" python3 bench/record-bench.py "$build"

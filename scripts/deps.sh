@@ -7,7 +7,7 @@ set -eu
 PKGS="
 build-essential pkg-config meson ninja-build
 zlib1g-dev libprotobuf-c-dev protobuf-c-compiler
-libdw-dev libiberty-dev liblzma-dev xz-utils libc6-dbg
+libdw-dev libiberty-dev liblzma-dev xz-utils libc6-dbg elfutils
 libcmocka-dev
 clang libclang-rt-14-dev
 linux-perf golang-go perl python3 python3-jsonschema time

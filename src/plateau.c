@@ -21,6 +21,7 @@ static const struct command commands[] = {
 	{"convert", cmd_convert, "convert between profile formats"},
 	{"diff", cmd_diff, "differential flame graph of two profiles"},
 	{"flamegraph", cmd_flamegraph, "draw an interactive flame graph (SVG or HTML)"},
+	{"record", cmd_record, "sample a command, a process or the system (on-CPU, off-CPU, wall)"},
 	{"top", cmd_top, "functions by self and total, with confidence intervals"},
 };
 

@@ -18,6 +18,7 @@ int cmd_collapse(int argc, const char **argv);
 int cmd_convert(int argc, const char **argv);
 int cmd_diff(int argc, const char **argv);
 int cmd_flamegraph(int argc, const char **argv);
+int cmd_record(int argc, const char **argv);
 int cmd_top(int argc, const char **argv);
 
 /* Shared by the commands (src/cmd/util.c). */
@@ -36,5 +37,12 @@ uint32_t cmd_sample_type(const struct profile *p, const char *name);
 /* Write p in format f (type t for single-type formats); dies on error. */
 void cmd_write_profile(const struct profile *p, enum profile_format f, uint32_t type, FILE *out,
 		       const char *path);
+
+/*
+ * The table of `plateau top`: the top limit (0: all) functions, modules or
+ * lines of type by self (or total) with 95% intervals (src/cmd/top.c).
+ */
+void cmd_top_print(FILE *out, struct profile *p, uint32_t type, int limit, bool by_total,
+		   enum func_key key);
 
 #endif

@@ -65,8 +65,8 @@ static struct row *make_rows(struct profile *p, uint32_t type, enum func_key by,
 	return rows;
 }
 
-static void print_row(const struct profile *p, uint32_t type, const struct row *r, double total,
-		      double n)
+static void print_row(FILE *out, const struct profile *p, uint32_t type, const struct row *r,
+		      double total, double n)
 {
 	const struct func_stat *f = &r->f;
 	const char *unit = profile_str(p, p->types[type].unit);
@@ -77,9 +77,45 @@ static void print_row(const struct profile *p, uint32_t type, const struct row *
 	units_format(profile_value_double(p, type, f->total), unit, total_s, sizeof(total_s));
 	stats_wilson(r->self_n, n, STATS_Z95, &lo1, &hi1);
 	stats_wilson(r->total_n, n, STATS_Z95, &lo2, &hi2);
-	printf("%12s %6.2f%% [%5.1f-%5.1f] %12s %6.2f%% [%5.1f-%5.1f]  %s\n", self_s,
-	       100.0 * (double)f->self / total, 100 * lo1, 100 * hi1, total_s,
-	       100.0 * (double)f->total / total, 100 * lo2, 100 * hi2, profile_str(p, f->key));
+	fprintf(out, "%12s %6.2f%% [%5.1f-%5.1f] %12s %6.2f%% [%5.1f-%5.1f]  %s\n", self_s,
+		100.0 * (double)f->self / total, 100 * lo1, 100 * hi1, total_s,
+		100.0 * (double)f->total / total, 100 * lo2, 100 * hi2, profile_str(p, f->key));
+}
+
+void cmd_top_print(FILE *out, struct profile *p, uint32_t type, int limit, bool by_total,
+		   enum func_key key)
+{
+	struct sample_counter c;
+	char total_s[32], n_s[32];
+	size_t nf, shown;
+	struct row *rows;
+	int64_t total = profile_total(p, type);
+	double n;
+
+	stats_counter_init(&c, p, type);
+	n = stats_total_samples(&c, p, type);
+	rows = make_rows(p, type, key, &c, &nf);
+	qsort(rows, nf, sizeof(*rows), by_total ? cmp_total : cmp_self);
+	units_format(profile_value_double(p, type, total), profile_str(p, p->types[type].unit),
+		     total_s, sizeof(total_s));
+	units_format(n, "count", n_s, sizeof(n_s));
+	shown = limit && (size_t)limit < nf ? (size_t)limit : nf;
+	fprintf(out,
+		"Total %s of %s/%s from %s samples; showing %zu of %zu %s by %s, 95%% intervals\n",
+		total_s, profile_str(p, p->types[type].type), profile_str(p, p->types[type].unit),
+		n_s, shown, nf,
+		key == FUNC_BY_MODULE ? "modules"
+		: key == FUNC_BY_LINE ? "lines"
+				      : "functions",
+		by_total ? "total" : "self");
+	fprintf(out, "%12s %7s %13s %12s %7s %13s  %s\n", "self", "self%", "(95% CI)", "total",
+		"total%", "(95% CI)",
+		key == FUNC_BY_MODULE ? "module"
+		: key == FUNC_BY_LINE ? "line"
+				      : "function");
+	for (size_t i = 0; i < shown; i++)
+		print_row(out, p, type, &rows[i], (double)total, n);
+	free(rows);
 }
 
 int cmd_top(int argc, const char **argv)
@@ -94,15 +130,9 @@ int cmd_top(int argc, const char **argv)
 		OPT_END(),
 	};
 	struct read_options ro = {0};
-	struct sample_counter c;
-	char total_s[32], n_s[32];
 	struct profile *p;
 	enum func_key key;
-	size_t nf, shown;
-	struct row *rows;
 	uint32_t type;
-	int64_t total;
-	double n;
 
 	argc = parse_options(argc, argv, opts, top_usage);
 	if (argc > 1)
@@ -115,33 +145,10 @@ int cmd_top(int argc, const char **argv)
 	ro.sample_type = sample_type;
 	p = cmd_read_profiles(argv, argc, &ro);
 	type = p->default_type;
-	total = profile_total(p, type);
-	if (total <= 0)
+	if (profile_total(p, type) <= 0)
 		die("%s: the profile has no samples of type %s", argc ? argv[0] : "<stdin>",
 		    profile_str(p, p->types[type].type));
-	stats_counter_init(&c, p, type);
-	n = stats_total_samples(&c, p, type);
-	rows = make_rows(p, type, key, &c, &nf);
-	qsort(rows, nf, sizeof(*rows), strcmp(sort, "self") ? cmp_total : cmp_self);
-	units_format(profile_value_double(p, type, total), profile_str(p, p->types[type].unit),
-		     total_s, sizeof(total_s));
-	units_format(n, "count", n_s, sizeof(n_s));
-	shown = limit && (size_t)limit < nf ? (size_t)limit : nf;
-	printf("Total %s of %s/%s from %s samples; showing %zu of %zu %s by %s, 95%% intervals\n",
-	       total_s, profile_str(p, p->types[type].type), profile_str(p, p->types[type].unit),
-	       n_s, shown, nf,
-	       key == FUNC_BY_MODULE ? "modules"
-	       : key == FUNC_BY_LINE ? "lines"
-				     : "functions",
-	       sort);
-	printf("%12s %7s %13s %12s %7s %13s  %s\n", "self", "self%", "(95% CI)", "total", "total%",
-	       "(95% CI)",
-	       key == FUNC_BY_MODULE ? "module"
-	       : key == FUNC_BY_LINE ? "line"
-				     : "function");
-	for (size_t i = 0; i < shown; i++)
-		print_row(p, type, &rows[i], (double)total, n);
-	free(rows);
+	cmd_top_print(stdout, p, type, limit, strcmp(sort, "self") != 0, key);
 	profile_free(p);
 	cmd_output_close(stdout, NULL);
 	return 0;

@@ -2,6 +2,8 @@
 /* Opening perf events on the raw syscall, and parsing their records. */
 #include "util/common.h"
 
+#include <dirent.h>
+#include <limits.h>
 #include <linux/perf_event.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -26,7 +28,7 @@
 
 /* ---- opening ---- */
 
-static int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group,
+static int sys_perf_event_open(const struct perf_event_attr *attr, pid_t pid, int cpu, int group,
 			       unsigned long flags)
 {
 	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, group, flags);
@@ -45,55 +47,133 @@ static int read_paranoid(void)
 	return v;
 }
 
-static int open_refused(const struct perf_open_opts *o, int cpu, int errnum, struct error *err)
+static const char *kind_name(enum perf_event_kind k)
 {
-	int cur = read_paranoid();
-	int need = o->pid < 0 ? 0 : o->exclude_kernel ? 2 : 1;
-	const char *what = o->pid < 0	       ? "system-wide profiling"
-			   : o->exclude_kernel ? "profiling a process (user space only)"
-					       : "profiling a process including kernel stacks";
+	switch (k) {
+	case PERF_EV_CPU_CLOCK: return "cpu-clock";
+	case PERF_EV_CONTEXT_SWITCHES: return "context-switches";
+	case PERF_EV_SCHED_SWITCH: return "sched:sched_switch";
+	}
+	return "?";
+}
+
+/* What was refused, and the perf_event_paranoid value that allows it. */
+static const char *refused_what(const struct perf_open_opts *o, int *need)
+{
+	if (o->kind == PERF_EV_SCHED_SWITCH) {
+		*need = -1;
+		return "tracepoint sampling (raw data)";
+	}
+	if (o->pid < 0) {
+		*need = 0;
+		return "system-wide profiling";
+	}
+	if (o->kind == PERF_EV_CONTEXT_SWITCHES) {
+		*need = 1;
+		return "context-switch samples of a process (the event fires in kernel mode)";
+	}
+	*need = o->exclude_kernel ? 2 : 1;
+	return o->exclude_kernel ? "profiling a process (user space only)"
+				 : "profiling a process including kernel stacks";
+}
+
+static int open_refused(const struct perf_open_opts *o, pid_t pid, int cpu, int errnum,
+			struct error *err)
+{
+	int need, cur = read_paranoid();
+	const char *what = refused_what(o, &need);
+	bool hint = o->kind == PERF_EV_CPU_CLOCK && o->pid >= 0 && !o->exclude_kernel;
 
 	return error_set(err, ERR_IO,
-			 "perf_event_open(cpu-clock, pid %d, cpu %d): %s refused (%s): "
+			 "perf_event_open(%s, pid %d, cpu %d): %s refused (%s): "
 			 "kernel.perf_event_paranoid is %d, allow it with `sysctl "
 			 "kernel.perf_event_paranoid=%d` or run with CAP_PERFMON "
 			 "(CAP_SYS_ADMIN before Linux 5.8)%s",
-			 (int)o->pid, cpu, what, strerror(errnum), cur, need,
-			 o->pid < 0 || o->exclude_kernel ? "" : " (or pass exclude_kernel)");
+			 kind_name(o->kind), (int)pid, cpu, what, strerror(errnum), cur, need,
+			 hint ? " (or pass exclude_kernel)" : "");
+}
+
+/* The open failed with errno e: a one-line message for it. */
+static int open_failed(const struct perf_open_opts *o, pid_t pid, int cpu, int e, struct error *err)
+{
+	if (e == EACCES || e == EPERM)
+		return open_refused(o, pid, cpu, e, err);
+	return error_set(err, ERR_IO, "perf_event_open(%s, pid %d, cpu %d): %s%s",
+			 kind_name(o->kind), (int)pid, cpu, strerror(e),
+			 e == EMFILE ? " (one fd per thread and CPU: raise `ulimit -n`)" : "");
+}
+
+/* type/config/period of the event kind. */
+static int attr_kind(struct perf_event_attr *a, const struct perf_open_opts *o, struct error *err)
+{
+	int id;
+
+	switch (o->kind) {
+	case PERF_EV_CPU_CLOCK:
+		if (o->freq == 0 || o->freq > 100000)
+			return error_set(err, ERR_USAGE,
+					 "perf: frequency %u out of range 1..100000", o->freq);
+		a->type = PERF_TYPE_SOFTWARE;
+		a->config = PERF_COUNT_SW_CPU_CLOCK;
+		a->freq = 1;
+		a->sample_freq = o->freq;
+		a->exclude_kernel = o->exclude_kernel;
+		return 0;
+	case PERF_EV_CONTEXT_SWITCHES:
+		a->type = PERF_TYPE_SOFTWARE;
+		a->config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+		a->sample_period = 1;
+		return 0; /* fires in kernel mode: exclude_kernel would drop every sample */
+	case PERF_EV_SCHED_SWITCH:
+		id = perf_sched_switch_id(err);
+		if (id < 0)
+			return id;
+		a->type = PERF_TYPE_TRACEPOINT;
+		a->config = (uint64_t)id;
+		a->sample_period = 1;
+		a->sample_type |= PERF_SAMPLE_RAW;
+		return 0;
+	}
+	return error_set(err, ERR_USAGE, "perf: unknown event kind %d", (int)o->kind);
+}
+
+static int attr_stack(struct perf_event_attr *a, const struct perf_open_opts *o, struct error *err)
+{
+	if (o->stack_user % 8 || o->stack_user > 65528)
+		return error_set(err, ERR_USAGE,
+				 "perf: stack_user %u not a multiple of 8 up to 65528",
+				 o->stack_user);
+	a->sample_regs_user = o->regs_user_mask ? o->regs_user_mask : DEFAULT_REGS_MASK;
+	if (!a->sample_regs_user)
+		return error_set(err, ERR_USAGE,
+				 "perf: stack_user needs regs_user_mask on this arch");
+	a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	a->sample_stack_user = o->stack_user;
+	return 0;
 }
 
 static int attr_build(struct perf_event_attr *a, const struct perf_open_opts *o,
 		      struct perf_layout *l, struct error *err)
 {
+	int ret;
+
 	memset(a, 0, sizeof(*a));
-	if (o->freq == 0 || o->freq > 100000)
-		return error_set(err, ERR_USAGE, "perf: frequency %u out of range 1..100000",
-				 o->freq);
 	a->size = sizeof(*a);
-	a->type = PERF_TYPE_SOFTWARE;
-	a->config = PERF_COUNT_SW_CPU_CLOCK;
-	a->freq = 1;
-	a->sample_freq = o->freq;
 	a->sample_type = BASE_SAMPLE_TYPE;
+	if (o->all_threads && (o->pid < 0 || o->enable_on_exec))
+		return error_set(err, ERR_USAGE, "perf: all_threads needs a pid target%s",
+				 o->enable_on_exec ? " without enable_on_exec" : "");
+	ret = attr_kind(a, o, err);
+	if (ret)
+		return ret;
 	if (o->callchain)
 		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
-	if (o->stack_user) {
-		if (o->stack_user % 8 || o->stack_user > 65528)
-			return error_set(err, ERR_USAGE,
-					 "perf: stack_user %u not a multiple of 8 up to 65528",
-					 o->stack_user);
-		a->sample_regs_user = o->regs_user_mask ? o->regs_user_mask : DEFAULT_REGS_MASK;
-		if (!a->sample_regs_user)
-			return error_set(err, ERR_USAGE,
-					 "perf: stack_user needs regs_user_mask on this arch");
-		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-		a->sample_stack_user = o->stack_user;
-	}
+	if (o->stack_user && (ret = attr_stack(a, o, err)))
+		return ret;
 	a->sample_id_all = 1;
-	a->exclude_kernel = o->exclude_kernel;
 	a->exclude_hv = 1;
 	a->exclude_callchain_kernel = o->exclude_kernel;
-	a->inherit = o->pid >= 0 && o->inherit;
+	a->inherit = o->pid >= 0 && (o->inherit || o->all_threads);
 	a->disabled = o->enable_on_exec;
 	a->enable_on_exec = o->enable_on_exec;
 	if (o->task_events) {
@@ -104,6 +184,8 @@ static int attr_build(struct perf_event_attr *a, const struct perf_open_opts *o,
 		a->task = 1;
 		a->build_id = o->mmap_build_id;
 	}
+	/* FORK records tell which new threads were inherited (hidden unless task_events) */
+	a->task |= o->all_threads;
 	a->context_switch = o->context_switch;
 	a->wakeup_events = 0;
 	a->watermark = 1;
@@ -148,46 +230,228 @@ static int online_cpus(int **cpus, size_t *nr, struct error *err)
 	return 0;
 }
 
+/* What perf_session_open works from, shared by the per-CPU and per-thread openers. */
+struct opener {
+	struct perf_event_attr attr;
+	const struct perf_open_opts *o;
+	unsigned pages;
+	int *cpus; /* NULL: one event with cpu -1 */
+	size_t nr_cpus;
+};
+
+/* One event per CPU (or one with cpu -1) for o->pid. */
+static int open_per_cpu(struct perf_session *s, struct opener *op, struct error *err)
+{
+	size_t nr = op->cpus ? op->nr_cpus : 1;
+	int ret = 0;
+
+	s->rings = xcalloc(nr, sizeof(*s->rings));
+	for (size_t i = 0; i < nr; i++) {
+		int cpu = op->cpus ? op->cpus[i] : -1;
+		int fd = sys_perf_event_open(&op->attr, op->o->pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+		if (fd < 0)
+			return open_failed(op->o, op->o->pid, cpu, errno, err);
+		ret = perf_ring_map(&s->rings[i], fd, cpu, op->pages, err);
+		if (ret)
+			return ret;
+		s->nr_rings++;
+	}
+	return 0;
+}
+
+/* ---- all_threads: one event per (thread, CPU), one ring per CPU ---- */
+
+struct tidset {
+	pid_t *v; /* sorted when used as "seen" */
+	size_t nr, alloc;
+};
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static bool tidset_has(const struct tidset *t, pid_t tid)
+{
+	return t->nr && bsearch(&tid, t->v, t->nr, sizeof(*t->v), cmp_pid);
+}
+
+static void tidset_add(struct tidset *t, pid_t tid)
+{
+	ALLOC_GROW(t->v, t->nr + 1, t->alloc);
+	t->v[t->nr++] = tid;
+}
+
+static void tidset_sort(struct tidset *t)
+{
+	if (t->nr)
+		qsort(t->v, t->nr, sizeof(*t->v), cmp_pid);
+}
+
+/*
+ * Append the tids of /proc/pid/task that are not in seen to out.  Returns
+ * 0, or 1 (err untouched) when the process is gone.
+ */
+static int tasks_new(pid_t pid, const struct tidset *seen, struct tidset *out)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return 1;
+	while ((de = readdir(d))) {
+		char *end;
+		long v = strtol(de->d_name, &end, 10);
+
+		if (end != de->d_name && !*end && v > 0 && v <= INT_MAX &&
+		    !tidset_has(seen, (pid_t)v))
+			tidset_add(out, (pid_t)v);
+	}
+	closedir(d);
+	return 0;
+}
+
+/*
+ * Open tid on every CPU: the first event of a CPU maps its ring, the
+ * others are redirected into it.  Returns 0, 1 when the thread is gone
+ * (ESRCH: skip it), or an error.
+ */
+static int open_thread(struct perf_session *s, const struct opener *op, pid_t tid,
+		       struct error *err)
+{
+	for (size_t i = 0; i < op->nr_cpus; i++) {
+		struct perf_ring *r = &s->rings[i];
+		int cpu = op->cpus[i], ret;
+		int fd = sys_perf_event_open(&op->attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+		if (fd < 0)
+			return errno == ESRCH ? 1 : open_failed(op->o, tid, cpu, errno, err);
+		if (r->base)
+			ret = perf_ring_redirect(r, fd, err);
+		else
+			ret = perf_ring_map(r, fd, cpu, op->pages, err);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static void mark_inherited(uint32_t tid, void *arg)
+{
+	struct tidset *inherited = arg;
+
+	if (tid <= INT_MAX)
+		tidset_add(inherited, (pid_t)tid);
+}
+
+/*
+ * The threads in fresh that an already opened thread created after its
+ * events were opened carry inherited copies of them (their FORK record is
+ * in our rings): opening them again would count them twice.
+ */
+static void drop_inherited(const struct perf_session *s, struct tidset *fresh)
+{
+	struct tidset inherited = {0};
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->nr_rings; i++)
+		if (s->rings[i].base)
+			perf_ring_peek_forks(&s->rings[i], mark_inherited, &inherited);
+	tidset_sort(&inherited);
+	for (size_t i = 0; i < fresh->nr; i++)
+		if (!tidset_has(&inherited, fresh->v[i]))
+			fresh->v[n++] = fresh->v[i];
+	fresh->nr = n;
+	free(inherited.v);
+}
+
+/* Open the threads of one scan; counts those opened.  Returns 0 or an error. */
+static int open_scan(struct perf_session *s, const struct opener *op, const struct tidset *fresh,
+		     size_t *opened, struct error *err)
+{
+	for (size_t i = 0; i < fresh->nr; i++) {
+		int ret = open_thread(s, op, fresh->v[i], err);
+
+		if (ret < 0)
+			return ret;
+		*opened += ret == 0;
+	}
+	return 0;
+}
+
+/* Drop the rings no thread could be opened on (their threads vanished). */
+static void rings_compact(struct perf_session *s)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->nr_rings; i++)
+		if (s->rings[i].base)
+			s->rings[n++] = s->rings[i];
+	s->nr_rings = n;
+}
+
+static int open_threads(struct perf_session *s, const struct opener *op, struct error *err)
+{
+	pid_t pid = op->o->pid ? op->o->pid : getpid();
+	struct tidset seen = {0}, fresh = {0};
+	size_t opened = 0;
+	int ret = 0;
+
+	s->rings = xcalloc(op->nr_cpus, sizeof(*s->rings));
+	s->nr_rings = op->nr_cpus;
+	for (size_t i = 0; i < op->nr_cpus; i++)
+		s->rings[i].fd = -1;
+	for (int scan = 0; !ret && scan <= PERF_MAX_RESCANS; scan++) {
+		fresh.nr = 0;
+		if (tasks_new(pid, &seen, &fresh) || !fresh.nr)
+			break;
+		for (size_t i = 0; i < fresh.nr; i++)
+			tidset_add(&seen, fresh.v[i]);
+		tidset_sort(&seen);
+		if (scan) {
+			usleep(200); /* a new thread is listed a moment before its FORK record */
+			drop_inherited(s, &fresh);
+		}
+		ret = open_scan(s, op, &fresh, &opened, err);
+	}
+	free(seen.v);
+	free(fresh.v);
+	rings_compact(s);
+	if (!ret && !opened)
+		ret = error_set(err, ERR_IO, "perf_event_open(%s, pid %d): %s (/proc/%d/task)",
+				kind_name(op->o->kind), (int)pid, strerror(ESRCH), (int)pid);
+	return ret;
+}
+
 int perf_session_open(struct perf_session *s, const struct perf_open_opts *o, struct error *err)
 {
-	struct perf_event_attr attr;
-	int *cpus = NULL;
-	size_t nr = 1;
+	struct opener op = {.o = o};
 	unsigned pages = o->ring_pages ? o->ring_pages : 64;
 	int ret;
 
 	memset(s, 0, sizeof(*s));
 	if (pages & (pages - 1) || pages > (1u << 16))
 		return error_set(err, ERR_USAGE, "perf: ring_pages %u not a power of two", pages);
-	ret = attr_build(&attr, o, &s->layout, err);
+	op.pages = pages;
+	ret = attr_build(&op.attr, o, &s->layout, err);
 	if (ret)
 		return ret;
 	/* poll() wakes when a quarter of the ring is filled (the loop's timeout drains the rest) */
-	attr.wakeup_watermark = (uint32_t)(pages * (size_t)sysconf(_SC_PAGESIZE) / 4);
-	if ((o->pid < 0 || attr.inherit) && (ret = online_cpus(&cpus, &nr, err)))
+	op.attr.wakeup_watermark = (uint32_t)(pages * (size_t)sysconf(_SC_PAGESIZE) / 4);
+	if ((o->pid < 0 || op.attr.inherit) && (ret = online_cpus(&op.cpus, &op.nr_cpus, err)))
 		return ret;
-	s->rings = xcalloc(nr, sizeof(*s->rings));
-	for (size_t i = 0; i < nr; i++) {
-		int cpu = cpus ? cpus[i] : -1;
-		int fd = sys_perf_event_open(&attr, o->pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-
-		if (fd < 0) {
-			int e = errno;
-
-			if (e == EACCES || e == EPERM)
-				ret = open_refused(o, cpu, e, err);
-			else
-				ret = error_set(err, ERR_IO,
-						"perf_event_open(cpu-clock, pid %d, cpu %d): %s",
-						(int)o->pid, cpu, strerror(e));
-			break;
-		}
-		ret = perf_ring_map(&s->rings[i], fd, cpu, pages, err);
-		if (ret)
-			break;
-		s->nr_rings++;
-	}
-	free(cpus);
+	if (o->all_threads)
+		ret = open_threads(s, &op, err);
+	else
+		ret = open_per_cpu(s, &op, err);
+	s->hide_task = o->all_threads && !o->task_events;
+	free(op.cpus);
 	if (ret)
 		perf_session_close(s);
 	return ret;
@@ -344,6 +608,22 @@ static int parse_sample_regs_stack(const struct perf_layout *l, struct cursor *c
 	return ret;
 }
 
+/* u32 size, then size bytes, padded so the next field is 8-byte aligned. */
+static int parse_raw(struct cursor *c, struct perf_sample *s)
+{
+	uint32_t sz;
+
+	if (c->len - c->off < 4)
+		return cur_fail(c, "raw.size");
+	memcpy(&sz, c->p + c->off, 4);
+	if ((4 + (uint64_t)sz + 7) / 8 * 8 > c->len - c->off)
+		return cur_fail(c, "raw.data");
+	s->raw = c->p + c->off + 4;
+	s->raw_size = sz;
+	c->off += (size_t)(4 + (uint64_t)sz + 7) / 8 * 8;
+	return 0;
+}
+
 static int parse_sample(const struct perf_layout *l, struct cursor *c, struct perf_record *r)
 {
 	struct perf_sample *s = &r->u.sample;
@@ -385,14 +665,8 @@ static int parse_sample(const struct perf_layout *l, struct cursor *c, struct pe
 			split_callchain(s, ips, s->nr_callchain);
 		}
 	}
-	if (!ret && (t & PERF_SAMPLE_RAW)) {
-		uint32_t sz;
-
-		if (c->len - c->off < 4)
-			return cur_fail(c, "raw.size");
-		memcpy(&sz, c->p + c->off, 4);
-		ret = cur_skip(c, 4 + (uint64_t)sz, "raw.data");
-	}
+	if (!ret && (t & PERF_SAMPLE_RAW))
+		ret = parse_raw(c, s);
 	ret = ret ? ret : parse_sample_regs_stack(l, c, s);
 	r->pid = s->pid;
 	r->tid = s->tid;

@@ -20,19 +20,45 @@
  * mmap an inherited event with cpu == -1), so every thread and child
  * created after the open is followed and each CPU's ring carries them;
  * threads that already exist at open time are NOT followed (open before
- * starting them, or use enable_on_exec on a freshly forked command).
- * Without inherit it is one event with cpu = -1 (that thread only).
- * pid == -1 means system-wide: one event per online CPU.
+ * starting them, use enable_on_exec on a freshly forked command, or set
+ * all_threads).  Without inherit it is one event with cpu = -1 (that thread
+ * only).  pid == -1 means system-wide: one event per online CPU.
+ *
+ * all_threads (pid targets): one inherited event per (thread listed in
+ * /proc/PID/task, online CPU); the events of a CPU all write into that
+ * CPU's one ring (PERF_EVENT_IOC_SET_OUTPUT).  The task list is rescanned
+ * after opening until no new thread appears (at most PERF_MAX_RESCANS
+ * times); threads that exit in between are skipped.
  */
 
+/* What is counted and sampled. */
+enum perf_event_kind {
+	/* software cpu-clock in frequency mode (opts.freq); period = CPU ns */
+	PERF_EV_CPU_CLOCK = 0,
+	/* software context-switches, every switch (sample_period 1, period = 1).
+	 * The event fires in kernel mode, so it is opened with exclude_kernel = 0
+	 * whatever opts.exclude_kernel says (that only drops kernel callchains):
+	 * needs kernel.perf_event_paranoid <= 1 or CAP_PERFMON. */
+	PERF_EV_CONTEXT_SWITCHES,
+	/* tracepoint sched:sched_switch, every switch, with PERF_SAMPLE_RAW
+	 * (decode with perf_sched_switch_parse); needs tracefs, and
+	 * kernel.perf_event_paranoid = -1 or CAP_PERFMON. */
+	PERF_EV_SCHED_SWITCH,
+};
+
+#define PERF_MAX_RESCANS 16 /* all_threads: rescans of /proc/PID/task */
+
 struct perf_open_opts {
-	pid_t pid;		 /* >= 0: that process (0 = self); -1: system-wide */
-	unsigned freq;		 /* cpu-clock samples per second (1..100000) */
-	bool callchain;		 /* PERF_SAMPLE_CALLCHAIN */
-	uint32_t stack_user;	 /* > 0: REGS_USER + STACK_USER of this many bytes (mult of 8) */
+	pid_t pid;		   /* >= 0: that process (0 = self); -1: system-wide */
+	enum perf_event_kind kind; /* 0: PERF_EV_CPU_CLOCK */
+	unsigned freq;	     /* cpu-clock samples per second (1..100000); other kinds ignore it */
+	bool callchain;	     /* PERF_SAMPLE_CALLCHAIN */
+	uint32_t stack_user; /* > 0: REGS_USER + STACK_USER of this many bytes (mult of 8) */
 	uint64_t regs_user_mask; /* registers for stack_user (0: arch default for DWARF) */
 	bool exclude_kernel;
 	bool inherit;	     /* follow children and threads (pid targets) */
+	bool all_threads;    /* pid > 0 (or 0 = self): also the threads that exist already;
+				implies inherit */
 	bool enable_on_exec; /* open disabled, start at the target's next exec */
 	bool task_events;    /* mmap2 + comm(+exec) + fork/exit records */
 	bool mmap_build_id;  /* MMAP2 carries build-ids instead of dev/inode */
@@ -65,6 +91,8 @@ struct perf_sample {
 	const uint8_t *stack; /* stack_size bytes copied from the user stack */
 	uint64_t stack_size;
 	uint64_t stack_dyn_size; /* how many of them are valid */
+	const void *raw;	 /* PERF_SAMPLE_RAW bytes (tracepoints), NULL if none */
+	uint32_t raw_size;	 /* as the kernel wrote it (may include padding) */
 };
 
 struct perf_mmap2 {
@@ -109,6 +137,7 @@ struct perf_record {
 	uint32_t pid, tid;
 	uint64_t time;
 	uint32_t cpu;
+	size_t session; /* perf_loop: index of the session it came from (else 0) */
 	union {
 		struct perf_sample sample;
 		struct perf_mmap2 mmap2;
@@ -139,11 +168,13 @@ struct perf_stats {
 
 struct perf_ring;
 
+/* Owns rings (one per CPU, or one) and, inside them, the fds redirected into them. */
 struct perf_session {
 	struct perf_layout layout;
 	struct perf_ring *rings;
 	size_t nr_rings;
 	struct perf_stats stats;
+	bool hide_task; /* all_threads without task_events: FORK/EXIT are not passed on */
 };
 
 /*
@@ -154,7 +185,7 @@ struct perf_session {
  */
 int perf_session_open(struct perf_session *out, const struct perf_open_opts *o, struct error *err);
 void perf_session_close(struct perf_session *s);
-/* Enable/disable all events (ioctl PERF_EVENT_IOC_ENABLE/DISABLE). */
+/* Enable/disable all events, redirected ones included (PERF_EVENT_IOC_ENABLE/DISABLE). */
 int perf_session_enable(struct perf_session *s, bool on, struct error *err);
 
 /* Called once per record; a nonzero return stops draining and is returned. */
@@ -168,12 +199,77 @@ typedef int (*perf_record_fn)(const struct perf_record *r, void *arg);
 int perf_session_drain(struct perf_session *s, perf_record_fn fn, void *arg, struct error *err);
 
 /*
- * poll() all rings (timeout_ms each round) and drain them until *stop is
- * set (e.g. by a signal handler) or every ring reports POLLHUP (the target
- * exited), then drain what remains.  Returns as perf_session_drain; EINTR
- * is not an error.
+ * Called by perf_loop after each round in which every ring was drained
+ * once.  Returns 0 to continue, > 0 to stop cleanly, < 0 an error code
+ * (perf_loop returns it as is; err is not set by the loop for it).
  */
+typedef int (*perf_round_fn)(void *arg);
+
+/*
+ * One loop over n sessions: poll() every ring (and every fd redirected
+ * into it) of all of them at once with timeout_ms, then drain all rings
+ * (records carry perf_record.session = the index into s), then call round
+ * (may be NULL).  A ring is done when all of its fds reported POLLHUP (their
+ * threads exited); done fds leave the poll set.  The loop ends when *stop is
+ * set (stop may be NULL), round returns > 0, or every ring is done; it then
+ * drains once more, calls round once more and returns 0 (or that round's
+ * negative return).  Returns fn's nonzero return or a drain error (no final
+ * drain then), round's negative return, or ERR_IO if poll fails.  EINTR is
+ * not an error.
+ */
+int perf_loop(struct perf_session *const *s, size_t n, int timeout_ms, volatile sig_atomic_t *stop,
+	      perf_record_fn fn, perf_round_fn round, void *arg, struct error *err);
+
+/* perf_loop over one session without a round callback. */
 int perf_session_loop(struct perf_session *s, int timeout_ms, volatile sig_atomic_t *stop,
 		      perf_record_fn fn, void *arg, struct error *err);
+
+/* ---- sched:sched_switch (src/lib/perf_tracepoint.c) ---- */
+
+/*
+ * The tracepoint id of sched:sched_switch, read from
+ * /sys/kernel/tracing/events/sched/sched_switch/id (then
+ * /sys/kernel/debug/tracing/...).  Returns it (>= 0), or ERR_IO saying
+ * tracefs is not mounted (file missing) or readable only by root, or
+ * ERR_FORMAT.
+ */
+int perf_sched_switch_id(struct error *err);
+
+struct perf_sched_switch {
+	char prev_comm[16]; /* NUL-terminated */
+	uint32_t prev_pid, next_pid;
+	int64_t prev_state; /* 0 runnable (preempted, maybe | 0x100), 1 S, 2 D, ... */
+};
+
+/* Where a field sits in the tracepoint's raw record (from the format file). */
+struct perf_tp_field {
+	uint16_t offset, size;
+	bool is_signed;
+};
+
+struct perf_sched_switch_format {
+	struct perf_tp_field prev_comm, prev_pid, prev_state, next_pid;
+};
+
+/*
+ * Parse the text of a tracefs `format` file of sched_switch (NUL-terminated;
+ * name is used in messages, e.g. its path).  Returns 0, or ERR_FORMAT naming
+ * the line or the missing field.
+ */
+int perf_sched_switch_format_parse(const char *text, const char *name,
+				   struct perf_sched_switch_format *f, struct error *err);
+
+/* Decode raw[0..size) with format f.  ERR_FORMAT when a field runs past size. */
+int perf_sched_switch_decode(const struct perf_sched_switch_format *f, const void *raw, size_t size,
+			     struct perf_sched_switch *out, struct error *err);
+
+/*
+ * Decode a sched_switch sample's raw data (perf_sample.raw/raw_size) with
+ * the running kernel's format, read from tracefs on the first call and kept
+ * (thread-safe).  Returns 0, ERR_FORMAT for data too short, or the error of
+ * reading the format (kept too).
+ */
+int perf_sched_switch_parse(const void *raw, size_t size, struct perf_sched_switch *out,
+			    struct error *err);
 
 #endif

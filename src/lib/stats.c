@@ -106,14 +106,24 @@ void stats_counter_init(struct sample_counter *c, const struct profile *p, uint3
 	 * input) is.
 	 */
 	if (!is_count_type(p, type)) {
+		bool is_period = p->period_type.type == p->types[type].type &&
+				 p->period_type.unit == p->types[type].unit;
+		bool same_unit = p->period_type.unit == p->types[type].unit;
+
+		/*
+		 * The count belongs to the period type (cpu next to samples), or
+		 * to the one value type of a two-type profile.  Other types of
+		 * the period's unit (off-CPU and wall time next to cpu time in a
+		 * recording) are read as if sampled at that period.
+		 */
 		for (uint32_t t = 0; t < p->nr_types; t++) {
-			if (is_count_type(p, t)) {
+			if (is_count_type(p, t) &&
+			    (is_period || p->nr_types == 2 || p->period <= 0 || !same_unit)) {
 				c->count_type = (int)t;
 				return;
 			}
 		}
-		if (p->period > 0 && p->period_type.type == p->types[type].type &&
-		    p->period_type.unit == p->types[type].unit) {
+		if (p->period > 0 && same_unit) {
 			c->per_sample = (double)p->period;
 			return;
 		}

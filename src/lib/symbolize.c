@@ -147,13 +147,19 @@ struct sym_module *symbolizer_module(struct symbolizer *s, const char *path, uin
  */
 static const char *symbolizer_demangle(struct symbolizer *s, const char *name)
 {
-	char *dem = name ? cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI) : NULL;
+	const char *at = name ? strchr(name, '@') : NULL;
+	char *dem, *bare = NULL;
 	const char *r;
 
-	if (!dem)
-		return name;
-	r = strtab_str(&s->names, strtab_intern_str(&s->names, dem));
+	if (!name)
+		return NULL;
+	/* A versioned symbol ("memcpy@@GLIBC_2.14") is named without its version. */
+	if (at && at != name)
+		name = bare = xstrndup(name, (size_t)(at - name));
+	dem = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
+	r = strtab_str(&s->names, strtab_intern_str(&s->names, dem ? dem : name));
 	free(dem);
+	free(bare);
 	return r;
 }
 

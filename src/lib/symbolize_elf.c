@@ -226,10 +226,18 @@ static int sym_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* Among aliases at one address, the global name wins, then weak, then local. */
-static unsigned bind_rank(int bind)
+/*
+ * Among aliases at one address, the global name wins, then weak, then
+ * local; among those, the name with the fewest leading underscores
+ * ("clone3" over "__clone3" and libc's internal "__GI___clone3").
+ */
+static unsigned sym_rank(int bind, const char *name)
 {
-	return bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
+	unsigned under = (unsigned)strspn(name, "_");
+
+	if (!strncmp(name, "__GI_", 5))
+		under += 8;
+	return (bind == STB_GLOBAL ? 0u : bind == STB_WEAK ? 1u : 2u) * 64 + MIN(under, 63u);
 }
 
 static size_t symtab_read(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct sym_dso *d,
@@ -255,7 +263,7 @@ static size_t symtab_read(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct sy
 		ALLOC_GROW(d->syms, d->nr_syms + 1, *alloc);
 		d->syms[d->nr_syms++] =
 			(struct sym_sym){sym.st_value, sym.st_value + sym.st_size, name, NULL,
-					 bind_rank(GELF_ST_BIND(sym.st_info))};
+					 sym_rank(GELF_ST_BIND(sym.st_info), name)};
 		n++;
 	}
 	return n;

@@ -184,7 +184,8 @@ static int parse_short(const char **argv, int i, int argc, const struct option *
 	return i;
 }
 
-int parse_options(int argc, const char **argv, const struct option *opts, const char *const *usage)
+static int parse(int argc, const char **argv, const struct option *opts, const char *const *usage,
+		 bool posix)
 {
 	int out = 0, i;
 
@@ -196,6 +197,8 @@ int parse_options(int argc, const char **argv, const struct option *opts, const 
 			break;
 		}
 		if (a[0] != '-' || !a[1]) {
+			if (posix)
+				break;
 			argv[out++] = a; /* "-" alone is stdin, an argument */
 			continue;
 		}
@@ -213,4 +216,15 @@ int parse_options(int argc, const char **argv, const struct option *opts, const 
 		argv[out++] = argv[i];
 	argv[out] = NULL;
 	return out;
+}
+
+int parse_options(int argc, const char **argv, const struct option *opts, const char *const *usage)
+{
+	return parse(argc, argv, opts, usage, false);
+}
+
+int parse_options_posix(int argc, const char **argv, const struct option *opts,
+			const char *const *usage)
+{
+	return parse(argc, argv, opts, usage, true);
 }

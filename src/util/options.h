@@ -73,6 +73,13 @@ struct option {
 	}
 
 int parse_options(int argc, const char **argv, const struct option *opts, const char *const *usage);
+/*
+ * As parse_options, but options end at the first non-option argument,
+ * which with everything after it is kept as is (a command and its own
+ * options, as `plateau record CMD ARGS`).
+ */
+int parse_options_posix(int argc, const char **argv, const struct option *opts,
+			const char *const *usage);
 
 /* Print the generated help (usage lines then the option table) to f. */
 void usage_with_options(FILE *f, const char *const *usage, const struct option *opts);

@@ -1,0 +1,1361 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The recorder: perf events in, one profile out.
+ *
+ * Records from all rings are copied into a queue and handled in time
+ * order (perf's "finished round" rule: after each round of draining every
+ * ring, what is older than the newest record of the previous round is
+ * safe to handle), because a thread's switch-out and switch-in, or a
+ * library's mmap and the first sample in it, may sit in different CPUs'
+ * rings.  Each sample becomes a raw stack: the process name, the thread
+ * name, then (mapping, address) pairs, interned as bytes so each distinct
+ * stack is kept once with its values.  Symbolization waits for the end,
+ * and names each distinct (mapping, address) once.
+ */
+#include "util/common.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/strtab.h"
+#include "lib/perf_event.h"
+#include "lib/record.h"
+#include "lib/symbolize.h"
+#include "lib/unwind.h"
+
+#define MAX_USER_FRAMES	  256
+#define MAX_KERNEL_FRAMES 128
+#define MAX_SYM_FRAMES	  32
+#define DEFAULT_STACK	  16384
+#define MAP_KERNEL	  1u /* map id of kernel addresses; 0 means no mapping */
+
+/* An executable mapping; interned (path, range, offset) so processes share ids. */
+struct rec_map {
+	uint64_t start, end, pgoff;
+	uint32_t path;	 /* in r->strs */
+	uint32_t bid;	 /* hex build-id in r->strs, 0 when unknown */
+	uint32_t jitpid; /* anonymous executable memory: the pid whose perf map names it */
+	struct sym_module *sm;
+};
+
+struct rec_proc {
+	uint32_t pid;
+	uint32_t comm;	/* in r->strs */
+	uint32_t *maps; /* map ids sorted by start, not overlapping */
+	size_t nr_maps, alloc_maps;
+	struct unwinder *uw; /* built from maps when first needed */
+	bool exited;
+};
+
+struct rec_thread {
+	uint32_t tid, pid;
+	uint32_t comm;
+	struct qrec *pending; /* off-CPU: the switch-out sample waiting for its switch-in */
+	bool pending_preempt;
+	bool out_preempt; /* the last SWITCH_OUT record said "preempted" */
+};
+
+/* A record copied out of the ring: the parsed struct plus the bytes it borrowed. */
+struct qrec {
+	uint64_t time, seq;
+	uint32_t session;
+	struct perf_record rec;
+	int64_t prev_state; /* sched_switch samples; -1 otherwise */
+	char str[];	    /* borrowed bytes, copied */
+};
+
+enum { SESS_CPU, SESS_OFFCPU, SESS_MAX };
+
+struct recorder {
+	struct record_opts o;
+	struct record_stats st;
+	struct perf_session sess[SESS_MAX];
+	bool sess_open[SESS_MAX];
+	int sess_index[SESS_MAX]; /* perf_loop index of each open session, -1 if none */
+	bool offcpu_tracepoint;
+	pid_t target;
+	bool system_wide;
+
+	struct strtab strs;   /* comms, paths, build-ids */
+	struct strtab keymap; /* interned rec_map keys: id -> maps[id] */
+	struct rec_map *maps;
+	size_t nr_maps, alloc_maps;
+
+	struct rec_proc *procs;
+	size_t nr_procs, alloc_procs;
+	struct idhash proc_index;
+	struct rec_thread *threads;
+	size_t nr_threads, alloc_threads;
+	struct idhash thread_index;
+
+	struct qrec **queue;
+	size_t nr_queue, alloc_queue;
+	uint64_t seq, round_max, prev_round_max, first_time, last_time;
+
+	/* Raw stacks: interned keys, nr_types values each, plus a count of samples. */
+	struct strtab stacks;
+	int64_t *vals;
+	uint64_t *counts;
+	size_t alloc_vals;
+	unsigned nr_types;
+	int t_samples, t_cpu, t_offcpu, t_wall;
+
+	uint8_t *keybuf;
+	size_t keyalloc;
+	uint64_t ips[MAX_USER_FRAMES];
+
+	struct timespec t0;
+	uint64_t duration_ms;
+	record_status_fn status;
+	void *status_arg;
+	uint64_t last_status;
+	volatile sig_atomic_t *stop;
+	char vdso_path[64];
+	bool done;
+};
+
+/* ---- small helpers ---- */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+struct recorder *recorder_new(const struct record_opts *opts)
+{
+	struct recorder *r = xcalloc(1, sizeof(*r));
+
+	r->o = *opts;
+	if (!r->o.freq)
+		r->o.freq = 99;
+	if (!r->o.events)
+		r->o.events = REC_EV_CPU;
+	if (!r->o.stack_size)
+		r->o.stack_size = DEFAULT_STACK;
+	strtab_init(&r->strs);
+	strtab_init(&r->keymap);
+	strtab_init(&r->stacks);
+	/* map ids 0 (none) and 1 (kernel) are reserved */
+	r->nr_maps = 2;
+	r->alloc_maps = 16;
+	r->maps = xcalloc(r->alloc_maps, sizeof(*r->maps));
+	strtab_intern(&r->keymap, "\1", 1);
+	r->t_samples = r->t_cpu = r->t_offcpu = r->t_wall = -1;
+	if (r->o.events & REC_EV_CPU) {
+		r->t_samples = (int)r->nr_types++;
+		r->t_cpu = (int)r->nr_types++;
+	}
+	if (r->o.events & REC_EV_OFFCPU)
+		r->t_offcpu = (int)r->nr_types++;
+	if (r->o.events & REC_EV_WALL)
+		r->t_wall = (int)r->nr_types++;
+	for (int i = 0; i < SESS_MAX; i++)
+		r->sess_index[i] = -1;
+	return r;
+}
+
+static void proc_release(struct rec_proc *p)
+{
+	free(p->maps);
+	unwinder_free(p->uw);
+}
+
+void recorder_free(struct recorder *r)
+{
+	if (!r)
+		return;
+	for (int i = 0; i < SESS_MAX; i++)
+		if (r->sess_open[i])
+			perf_session_close(&r->sess[i]);
+	for (size_t i = 0; i < r->nr_procs; i++)
+		proc_release(&r->procs[i]);
+	for (size_t i = 0; i < r->nr_threads; i++)
+		free(r->threads[i].pending);
+	for (size_t i = 0; i < r->nr_queue; i++)
+		free(r->queue[i]);
+	if (r->vdso_path[0])
+		unlink(r->vdso_path);
+	free(r->queue);
+	free(r->procs);
+	free(r->threads);
+	free(r->maps);
+	free(r->vals);
+	free(r->counts);
+	free(r->keybuf);
+	idhash_release(&r->proc_index);
+	idhash_release(&r->thread_index);
+	strtab_release(&r->strs);
+	strtab_release(&r->keymap);
+	strtab_release(&r->stacks);
+	free(r);
+}
+
+const struct record_stats *recorder_stats(const struct recorder *r)
+{
+	return &r->st;
+}
+
+/* ---- processes, threads and mappings ---- */
+
+static struct rec_proc *proc_find(struct recorder *r, uint32_t pid)
+{
+	uint32_t h = (uint32_t)hash_u64(pid), pos = h, id;
+
+	while ((id = idhash_probe(&r->proc_index, h, &pos)) != IDHASH_NONE)
+		if (r->procs[id].pid == pid)
+			return &r->procs[id];
+	return NULL;
+}
+
+static struct rec_proc *proc_get(struct recorder *r, uint32_t pid)
+{
+	struct rec_proc *p = proc_find(r, pid);
+
+	if (p)
+		return p;
+	ALLOC_GROW(r->procs, r->nr_procs + 1, r->alloc_procs);
+	p = &r->procs[r->nr_procs];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	idhash_insert(&r->proc_index, (uint32_t)hash_u64(pid), (uint32_t)r->nr_procs++);
+	r->st.processes++;
+	return p;
+}
+
+static struct rec_thread *thread_get(struct recorder *r, uint32_t tid, uint32_t pid)
+{
+	uint32_t h = (uint32_t)hash_u64(tid), pos = h, id;
+	struct rec_thread *t;
+
+	while ((id = idhash_probe(&r->thread_index, h, &pos)) != IDHASH_NONE)
+		if (r->threads[id].tid == tid)
+			return &r->threads[id];
+	ALLOC_GROW(r->threads, r->nr_threads + 1, r->alloc_threads);
+	t = &r->threads[r->nr_threads];
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	t->pid = pid;
+	idhash_insert(&r->thread_index, h, (uint32_t)r->nr_threads++);
+	return t;
+}
+
+static bool path_is_anon(const char *path)
+{
+	return !path[0] || !strncmp(path, "//anon", 6) || !strncmp(path, "[anon", 5) ||
+	       !strcmp(path, "[heap]") || !strncmp(path, "[stack", 6) ||
+	       !strncmp(path, "/memfd:", 7);
+}
+
+static uint32_t map_intern(struct recorder *r, const char *path, uint64_t start, uint64_t end,
+			   uint64_t pgoff, const char *bid, uint32_t pid)
+{
+	struct rec_map m = {.start = start, .end = end, .pgoff = pgoff};
+	uint32_t id;
+
+	m.path = strtab_intern_str(&r->strs, path);
+	m.bid = bid ? strtab_intern_str(&r->strs, bid) : 0;
+	m.jitpid = path_is_anon(path) ? pid : 0;
+	id = strtab_intern(&r->keymap, (const char *)&m, offsetof(struct rec_map, sm));
+	if (id < r->nr_maps)
+		return id;
+	ALLOC_GROW(r->maps, id + 1, r->alloc_maps);
+	r->maps[id] = m;
+	r->nr_maps = id + 1;
+	return id;
+}
+
+/* Insert map id into p's sorted list, dropping whatever it overlaps (munmap is not reported). */
+static void proc_add_map(struct recorder *r, struct rec_proc *p, uint32_t id)
+{
+	const struct rec_map *m = &r->maps[id];
+	size_t lo = 0, hi = p->nr_maps, keep = 0;
+
+	for (size_t i = 0; i < p->nr_maps; i++) {
+		const struct rec_map *o = &r->maps[p->maps[i]];
+
+		if (o->end <= m->start || o->start >= m->end)
+			p->maps[keep++] = p->maps[i];
+	}
+	p->nr_maps = keep;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (r->maps[p->maps[mid]].start < m->start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	ALLOC_GROW(p->maps, p->nr_maps + 1, p->alloc_maps);
+	memmove(p->maps + lo + 1, p->maps + lo, (p->nr_maps - lo) * sizeof(*p->maps));
+	p->maps[lo] = id;
+	p->nr_maps++;
+	if (p->uw && !path_is_anon(strtab_str(&r->strs, m->path)))
+		unwinder_add_map(p->uw, strtab_str(&r->strs, m->path), m->start, m->end, m->pgoff);
+}
+
+static uint32_t proc_map_of(const struct recorder *r, const struct rec_proc *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->nr_maps;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct rec_map *m = &r->maps[p->maps[mid]];
+
+		if (addr < m->start)
+			hi = mid;
+		else if (addr >= m->end)
+			lo = mid + 1;
+		else
+			return p->maps[mid];
+	}
+	return 0;
+}
+
+static void proc_reset(struct rec_proc *p)
+{
+	p->nr_maps = 0;
+	unwinder_free(p->uw);
+	p->uw = NULL;
+}
+
+static void read_comm(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	buf[0] = '\0';
+	if (fd < 0)
+		return;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		n = 0;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+/* Read /proc/PID/maps: the process's executable mappings as perf would have reported them. */
+static void proc_synthesize(struct recorder *r, uint32_t pid)
+{
+	struct rec_proc *p = proc_get(r, pid);
+	char path[64], line[4352], comm[64];
+	FILE *f;
+	DIR *d;
+	struct dirent *de;
+
+	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
+	read_comm(path, comm, sizeof(comm));
+	if (comm[0])
+		p->comm = strtab_intern_str(&r->strs, comm);
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	f = fopen(path, "re");
+	if (f) {
+		while (fgets(line, sizeof(line), f)) {
+			unsigned long long start, end, off;
+			char perms[8];
+			int n = 0;
+
+			if (sscanf(line, "%llx-%llx %7s %llx %*s %*s%n", &start, &end, perms, &off,
+				   &n) < 4 ||
+			    perms[2] != 'x')
+				continue;
+			while (line[n] == ' ')
+				n++;
+			line[strcspn(line, "\n")] = '\0';
+			proc_add_map(r, p, map_intern(r, line + n, start, end, off, NULL, pid));
+		}
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "/proc/%u/task", pid);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char *end;
+		unsigned long tid = strtoul(de->d_name, &end, 10);
+
+		if (*end || !tid || tid > UINT32_MAX)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%u/task/%lu/comm", pid, tid);
+		read_comm(path, comm, sizeof(comm));
+		if (comm[0])
+			thread_get(r, (uint32_t)tid, pid)->comm = strtab_intern_str(&r->strs, comm);
+	}
+	closedir(d);
+}
+
+static void synthesize_all(struct recorder *r)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char *end;
+		unsigned long pid = strtoul(de->d_name, &end, 10);
+
+		if (!*end && pid && pid <= UINT32_MAX)
+			proc_synthesize(r, (uint32_t)pid);
+	}
+	closedir(d);
+}
+
+/* ---- opening ---- */
+
+static int open_session(struct recorder *r, int which, struct perf_open_opts *po, struct error *err)
+{
+	int ret = perf_session_open(&r->sess[which], po, err);
+
+	if (!ret)
+		r->sess_open[which] = true;
+	return ret;
+}
+
+static void base_opts(const struct recorder *r, struct perf_open_opts *po, pid_t pid, bool on_exec)
+{
+	memset(po, 0, sizeof(*po));
+	po->pid = pid;
+	po->freq = r->o.freq;
+	po->callchain = true;
+	if (r->o.cg != REC_CG_FP)
+		po->stack_user = r->o.stack_size;
+	po->exclude_kernel = r->o.user_only;
+	po->inherit = pid > 0;
+	po->enable_on_exec = on_exec;
+	po->all_threads = pid > 0 && !on_exec;
+	po->ring_pages = r->o.ring_pages;
+}
+
+static int open_cpu(struct recorder *r, pid_t pid, bool on_exec, struct error *err)
+{
+	struct perf_open_opts po;
+	int ret;
+
+	base_opts(r, &po, pid, on_exec);
+	po.kind = PERF_EV_CPU_CLOCK;
+	po.task_events = true;
+	po.mmap_build_id = true;
+	ret = open_session(r, SESS_CPU, &po, err);
+	if (ret && !po.exclude_kernel && pid >= 0) {
+		/* Kernel stacks refused: keep what an unprivileged user may have. */
+		struct error e2 = {0};
+
+		po.exclude_kernel = true;
+		if (!open_session(r, SESS_CPU, &po, &e2)) {
+			size_t len = strlen(err->msg);
+
+			if (len > sizeof(r->st.note) - 40)
+				len = sizeof(r->st.note) - 40;
+			memcpy(r->st.note, err->msg, len);
+			memcpy(r->st.note + len, "; recording user stacks only", 29);
+			r->o.user_only = true;
+			ret = 0;
+		}
+	}
+	return ret;
+}
+
+static int open_offcpu(struct recorder *r, pid_t pid, bool on_exec, struct error *err)
+{
+	struct perf_open_opts po;
+	int ret;
+
+	base_opts(r, &po, pid, on_exec);
+	po.context_switch = true;
+	po.task_events = !r->sess_open[SESS_CPU];
+	po.mmap_build_id = true;
+	if (!r->o.user_only) {
+		po.kind = PERF_EV_SCHED_SWITCH;
+		if (!open_session(r, SESS_OFFCPU, &po, err)) {
+			r->offcpu_tracepoint = true;
+			r->st.offcpu_source = "sched:sched_switch";
+			return 0;
+		}
+		if (pid < 0)
+			return err->code;
+	}
+	po.kind = PERF_EV_CONTEXT_SWITCHES;
+	ret = open_session(r, SESS_OFFCPU, &po, err);
+	if (ret && !po.exclude_kernel) {
+		po.exclude_kernel = true;
+		ret = open_session(r, SESS_OFFCPU, &po, err);
+	}
+	if (!ret)
+		r->st.offcpu_source = "context-switches";
+	return ret;
+}
+
+int recorder_open(struct recorder *r, pid_t pid, bool start_on_exec, struct error *err)
+{
+	int ret = 0;
+
+	if (pid == 0 || pid < -1)
+		return error_set(err, ERR_USAGE, "record: bad target pid %d", (int)pid);
+	r->target = pid;
+	r->system_wide = pid < 0;
+	if (r->o.events & (REC_EV_CPU | REC_EV_WALL))
+		ret = open_cpu(r, pid, start_on_exec, err);
+	if (!ret && r->o.events & (REC_EV_OFFCPU | REC_EV_WALL))
+		ret = open_offcpu(r, pid, start_on_exec, err);
+	if (ret) {
+		for (int i = 0; i < SESS_MAX; i++)
+			if (r->sess_open[i]) {
+				perf_session_close(&r->sess[i]);
+				r->sess_open[i] = false;
+			}
+		return ret;
+	}
+	r->st.kernel_stacks = !r->o.user_only;
+	if (pid > 0 && !start_on_exec)
+		proc_synthesize(r, (uint32_t)pid);
+	else if (pid < 0)
+		synthesize_all(r);
+	clock_gettime(CLOCK_REALTIME, &r->t0);
+	return 0;
+}
+
+/* ---- the queue ---- */
+
+static size_t arr_bytes(size_t n)
+{
+	return n * sizeof(uint64_t);
+}
+
+/* Copy r (and what it borrows) into one allocation. */
+static struct qrec *qrec_copy(const struct perf_record *rec, uint32_t session)
+{
+	const struct perf_sample *s = &rec->u.sample;
+	size_t extra = 0;
+	struct qrec *q;
+	char *p;
+
+	if (rec->type == PERF_RECORD_SAMPLE) {
+		extra = arr_bytes(s->nr_kernel) + arr_bytes(s->nr_user) + arr_bytes(s->nr_regs) +
+			(size_t)s->stack_dyn_size + s->raw_size + 16;
+	} else if (rec->type == PERF_RECORD_MMAP2) {
+		extra = strlen(rec->u.mmap2.filename) + 1;
+	} else if (rec->type == PERF_RECORD_COMM) {
+		extra = strlen(rec->u.comm.comm) + 1;
+	}
+	q = xmalloc(st_add(sizeof(*q), extra));
+	q->rec = *rec;
+	q->session = session;
+	q->time = rec->type == PERF_RECORD_SAMPLE ? s->time : rec->time;
+	q->prev_state = -1;
+	p = q->str;
+#define COPY_ARR(field, n)                                                   \
+	do {                                                                 \
+		if (n) {                                                     \
+			memcpy(p, s->field, arr_bytes(n));                   \
+			q->rec.u.sample.field = (const uint64_t *)(void *)p; \
+			p += arr_bytes(n);                                   \
+		}                                                            \
+	} while (0)
+	if (rec->type == PERF_RECORD_SAMPLE) {
+		COPY_ARR(kernel_ips, s->nr_kernel);
+		COPY_ARR(user_ips, s->nr_user);
+		COPY_ARR(regs, s->nr_regs);
+		if (s->stack_dyn_size) {
+			memcpy(p, s->stack, (size_t)s->stack_dyn_size);
+			q->rec.u.sample.stack = (const uint8_t *)p;
+			q->rec.u.sample.stack_size = s->stack_dyn_size;
+			p += s->stack_dyn_size;
+		} else {
+			q->rec.u.sample.stack = NULL;
+			q->rec.u.sample.stack_size = 0;
+		}
+		if (s->raw_size) {
+			memcpy(p, s->raw, s->raw_size);
+			q->rec.u.sample.raw = p;
+		}
+	} else if (rec->type == PERF_RECORD_MMAP2) {
+		memcpy(p, rec->u.mmap2.filename, extra);
+		q->rec.u.mmap2.filename = p;
+	} else if (rec->type == PERF_RECORD_COMM) {
+		memcpy(p, rec->u.comm.comm, extra);
+		q->rec.u.comm.comm = p;
+	}
+#undef COPY_ARR
+	return q;
+}
+
+static int on_record(const struct perf_record *rec, void *arg)
+{
+	struct recorder *r = arg;
+	uint32_t session = SESS_CPU;
+	struct qrec *q;
+
+	for (int i = 0; i < SESS_MAX; i++)
+		if (r->sess_index[i] == (int)rec->session)
+			session = (uint32_t)i;
+	switch (rec->type) {
+	case PERF_RECORD_LOST: r->st.lost += rec->u.lost; return 0;
+	case PERF_RECORD_LOST_SAMPLES: r->st.lost_samples += rec->u.lost; return 0;
+	case PERF_RECORD_THROTTLE: r->st.throttled++; return 0;
+	case PERF_RECORD_SAMPLE:
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE: break;
+	default: return 0;
+	}
+	q = qrec_copy(rec, session);
+	q->seq = r->seq++;
+	if (q->time > r->round_max)
+		r->round_max = q->time;
+	ALLOC_GROW(r->queue, r->nr_queue + 1, r->alloc_queue);
+	r->queue[r->nr_queue++] = q;
+	return 0;
+}
+
+static int qrec_cmp(const void *a, const void *b)
+{
+	const struct qrec *x = *(const struct qrec *const *)a, *y = *(const struct qrec *const *)b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* ---- stacks ---- */
+
+static void key_reserve(struct recorder *r, size_t n)
+{
+	if (n > r->keyalloc) {
+		r->keyalloc = n * 2;
+		r->keybuf = xrealloc(r->keybuf, r->keyalloc);
+	}
+}
+
+/* Frame entries in a key: map id (u32) + address (u64), unaligned. */
+#define KEY_HDR	  12
+#define KEY_FRAME 12
+
+static void key_put(uint8_t *k, uint32_t map, uint64_t addr)
+{
+	memcpy(k, &map, 4);
+	memcpy(k + 4, &addr, 8);
+}
+
+static void key_get(const uint8_t *k, uint32_t *map, uint64_t *addr)
+{
+	memcpy(map, k, 4);
+	memcpy(addr, k + 4, 8);
+}
+
+static struct unwinder *proc_unwinder(struct recorder *r, struct rec_proc *p)
+{
+	if (p->uw)
+		return p->uw;
+	p->uw = unwinder_new();
+	for (size_t i = 0; i < p->nr_maps; i++) {
+		const struct rec_map *m = &r->maps[p->maps[i]];
+		const char *path = strtab_str(&r->strs, m->path);
+
+		if (!path_is_anon(path))
+			unwinder_add_map(p->uw, path, m->start, m->end, m->pgoff);
+	}
+	return p->uw;
+}
+
+/* The user frames of a sample into r->ips; returns how many. */
+static size_t user_stack(struct recorder *r, struct rec_proc *p, const struct perf_sample *s)
+{
+	size_t n = 0;
+
+	if (r->o.cg != REC_CG_FP && s->regs_abi && s->nr_regs && s->stack) {
+		struct error e = {0};
+		int got = unwinder_unwind(
+			proc_unwinder(r, p), s->tid, s->regs,
+			r->sess[SESS_CPU].layout.regs_mask ? r->sess[SESS_CPU].layout.regs_mask
+							   : r->sess[SESS_OFFCPU].layout.regs_mask,
+			s->stack, (size_t)s->stack_size, r->ips, MAX_USER_FRAMES, &e);
+
+		n = got > 0 ? (size_t)got : 0;
+		if (n <= 1)
+			r->st.unwind_failed++;
+	}
+	if (n <= 1 && r->o.cg != REC_CG_DWARF && s->nr_user > n) {
+		if (r->o.cg == REC_CG_AUTO)
+			r->st.fp_fallback++;
+		n = MIN(s->nr_user, (size_t)MAX_USER_FRAMES);
+		memcpy(r->ips, s->user_ips, n * sizeof(*r->ips));
+	}
+	if (!n && s->nr_kernel == 0 && s->ip) {
+		r->ips[0] = s->ip;
+		n = 1;
+	}
+	return n;
+}
+
+static int64_t *stack_values(struct recorder *r, uint32_t id)
+{
+	if (id >= r->alloc_vals) {
+		size_t old = r->alloc_vals, n = MAX((size_t)id + 1, old * 2);
+
+		r->vals = xrealloc(r->vals, st_mult(n, r->nr_types * sizeof(*r->vals)));
+		r->counts = xrealloc(r->counts, st_mult(n, sizeof(*r->counts)));
+		memset(r->vals + old * r->nr_types, 0, (n - old) * r->nr_types * sizeof(*r->vals));
+		memset(r->counts + old, 0, (n - old) * sizeof(*r->counts));
+		r->alloc_vals = n;
+	}
+	return r->vals + (size_t)id * r->nr_types;
+}
+
+static void add_value(int64_t *v, int type, uint64_t x)
+{
+	if (type >= 0 && (uint64_t)INT64_MAX - (uint64_t)v[type] >= x)
+		v[type] += (int64_t)x;
+}
+
+/*
+ * Intern the sample's stack and return its values.  The key: process
+ * comm, thread comm, number of kernel frames, then kernel frames and user
+ * frames, each innermost first.
+ */
+static int64_t *sample_stack(struct recorder *r, const struct perf_sample *s, uint32_t *idp)
+{
+	struct rec_proc *p = proc_get(r, s->pid);
+	struct rec_thread *t = thread_get(r, s->tid, s->pid);
+	size_t nk = MIN(s->nr_kernel, (size_t)MAX_KERNEL_FRAMES), nu, len;
+	uint32_t hdr[3], id;
+	uint8_t *k;
+
+	if (!p->nr_maps && !p->exited && !p->comm)
+		proc_synthesize(r, s->pid); /* a process we have not heard of */
+	nu = user_stack(r, p, s);
+	len = KEY_HDR + (nk + nu) * KEY_FRAME;
+	key_reserve(r, len);
+	k = r->keybuf;
+	hdr[0] = p->comm;
+	hdr[1] = t->comm;
+	hdr[2] = (uint32_t)nk;
+	memcpy(k, hdr, sizeof(hdr));
+	k += KEY_HDR;
+	for (size_t i = 0; i < nk; i++, k += KEY_FRAME)
+		key_put(k, MAP_KERNEL, s->kernel_ips[i]);
+	for (size_t i = 0; i < nu; i++, k += KEY_FRAME)
+		key_put(k, proc_map_of(r, p, r->ips[i]), r->ips[i]);
+	id = strtab_intern(&r->stacks, (const char *)r->keybuf, len);
+	*idp = id;
+	return stack_values(r, id);
+}
+
+static void handle_cpu_sample(struct recorder *r, const struct perf_sample *s)
+{
+	uint32_t id;
+	int64_t *v = sample_stack(r, s, &id);
+
+	r->counts[id]++;
+	add_value(v, r->t_samples, 1);
+	add_value(v, r->t_cpu, s->period);
+	add_value(v, r->t_wall, s->period);
+}
+
+/* A switch-out sample of t is paired with its switch-in at time t_in. */
+static void offcpu_charge(struct recorder *r, struct rec_thread *t, uint64_t t_in)
+{
+	struct qrec *q = t->pending;
+	uint64_t dur;
+	/* state R (0, or TASK_REPORT_MAX when preempted) is runnable: CPU contention */
+	bool preempt = q->prev_state >= 0 ? (q->prev_state & 0xff) == 0 : t->pending_preempt;
+	uint32_t id;
+	int64_t *v;
+
+	t->pending = NULL;
+	if (t_in <= q->time)
+		goto out;
+	dur = t_in - q->time;
+	if (dur < r->o.min_block_ns || (preempt && r->t_wall < 0))
+		goto out;
+	v = sample_stack(r, &q->rec.u.sample, &id);
+	r->counts[id]++;
+	if (!preempt)
+		add_value(v, r->t_offcpu, dur);
+	add_value(v, r->t_wall, dur);
+out:
+	free(q);
+}
+
+/* Takes ownership of q. */
+static void handle_offcpu_sample(struct recorder *r, struct qrec *q)
+{
+	const struct perf_sample *s = &q->rec.u.sample;
+	struct rec_thread *t;
+
+	if (r->offcpu_tracepoint && s->raw) {
+		struct perf_sched_switch ss;
+		struct error e = {0};
+
+		if (perf_sched_switch_parse(s->raw, s->raw_size, &ss, &e)) {
+			r->st.bad_records++;
+			free(q);
+			return;
+		}
+		q->prev_state = ss.prev_state;
+		/* Exit states (X, Z): the thread is gone, it will not come back. */
+		if (ss.prev_state & 0x30) {
+			free(q);
+			return;
+		}
+	}
+	t = thread_get(r, s->tid, s->pid);
+	free(t->pending);
+	t->pending = q;
+	t->pending_preempt = t->out_preempt;
+}
+
+static void handle_switch(struct recorder *r, const struct perf_record *rec)
+{
+	struct rec_thread *t;
+
+	if (!rec->has_id || !rec->tid)
+		return;
+	t = thread_get(r, rec->tid, rec->pid);
+	if (rec->u.sw.out) {
+		t->out_preempt = rec->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT;
+		if (t->pending && t->pending->time <= rec->time)
+			t->pending_preempt = t->out_preempt;
+	} else if (t->pending) {
+		offcpu_charge(r, t, rec->time);
+	}
+}
+
+static void handle_mmap2(struct recorder *r, const struct perf_record *rec)
+{
+	const struct perf_mmap2 *m = &rec->u.mmap2;
+	char bid[41];
+
+	if (!(m->prot & PROT_EXEC) || m->len == 0 || m->addr + m->len < m->addr)
+		return;
+	if (m->has_build_id) {
+		for (unsigned i = 0; i < m->build_id_size && i < 20; i++)
+			snprintf(bid + 2 * i, 3, "%02x", m->build_id[i]);
+		bid[2 * MIN(m->build_id_size, 20)] = '\0';
+	}
+	proc_add_map(r, proc_get(r, m->pid),
+		     map_intern(r, m->filename, m->addr, m->addr + m->len, m->pgoff,
+				m->has_build_id && m->build_id_size ? bid : NULL, m->pid));
+}
+
+static void handle_comm(struct recorder *r, const struct perf_record *rec)
+{
+	const struct perf_comm *c = &rec->u.comm;
+	uint32_t id = strtab_intern_str(&r->strs, c->comm);
+
+	thread_get(r, c->tid, c->pid)->comm = id;
+	if (c->pid == c->tid || c->exec) {
+		struct rec_proc *p = proc_get(r, c->pid);
+
+		if (c->exec)
+			proc_reset(p);
+		p->comm = id;
+	}
+}
+
+static void handle_fork(struct recorder *r, const struct perf_record *rec)
+{
+	const struct perf_task *t = &rec->u.task;
+	struct rec_proc *parent, *child;
+	struct rec_thread *pt;
+
+	pt = thread_get(r, t->ptid, t->ppid);
+	thread_get(r, t->tid, t->pid)->comm = pt->comm;
+	if (t->pid == t->ppid)
+		return; /* a new thread */
+	child = proc_get(r, t->pid);
+	parent = proc_find(r, t->ppid);
+	proc_reset(child);
+	child->exited = false;
+	if (!parent)
+		return;
+	child->comm = parent->comm;
+	ALLOC_GROW(child->maps, parent->nr_maps, child->alloc_maps);
+	if (parent->nr_maps)
+		memcpy(child->maps, parent->maps, parent->nr_maps * sizeof(*child->maps));
+	child->nr_maps = parent->nr_maps;
+}
+
+static void handle_exit(struct recorder *r, const struct perf_record *rec)
+{
+	const struct perf_task *t = &rec->u.task;
+	struct rec_thread *th = thread_get(r, t->tid, t->pid);
+
+	free(th->pending);
+	th->pending = NULL;
+	if (t->pid == t->tid) {
+		struct rec_proc *p = proc_get(r, t->pid);
+
+		p->exited = true;
+		unwinder_free(p->uw);
+		p->uw = NULL;
+	}
+}
+
+/* Handle one queued record; takes ownership of q. */
+static void handle(struct recorder *r, struct qrec *q)
+{
+	const struct perf_record *rec = &q->rec;
+
+	if (q->time > r->last_time)
+		r->last_time = q->time;
+	if (!r->first_time || q->time < r->first_time)
+		r->first_time = q->time;
+	switch (rec->type) {
+	case PERF_RECORD_SAMPLE:
+		r->st.samples++;
+		if (q->session == SESS_OFFCPU) {
+			handle_offcpu_sample(r, q);
+			return;
+		}
+		handle_cpu_sample(r, &rec->u.sample);
+		break;
+	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE: handle_switch(r, rec); break;
+	case PERF_RECORD_MMAP2: handle_mmap2(r, rec); break;
+	case PERF_RECORD_COMM: handle_comm(r, rec); break;
+	case PERF_RECORD_FORK: handle_fork(r, rec); break;
+	case PERF_RECORD_EXIT: handle_exit(r, rec); break;
+	}
+	free(q);
+}
+
+/* Handle queued records up to time limit (all when limit is UINT64_MAX). */
+static void flush(struct recorder *r, uint64_t limit)
+{
+	size_t i, n = r->nr_queue;
+
+	if (!n)
+		return;
+	qsort(r->queue, n, sizeof(*r->queue), qrec_cmp);
+	for (i = 0; i < n && r->queue[i]->time <= limit; i++)
+		handle(r, r->queue[i]);
+	memmove(r->queue, r->queue + i, (n - i) * sizeof(*r->queue));
+	r->nr_queue = n - i;
+}
+
+static int on_round(void *arg)
+{
+	struct recorder *r = arg;
+	uint64_t elapsed = now_ns() - r->last_status;
+
+	flush(r, r->prev_round_max);
+	r->prev_round_max = r->round_max;
+	if (r->status && elapsed >= 250000000u) {
+		struct timespec ts;
+		uint64_t since;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		since = (uint64_t)(ts.tv_sec - r->t0.tv_sec) * 1000000000u +
+			(uint64_t)(ts.tv_nsec - r->t0.tv_nsec);
+		r->last_status = now_ns();
+		r->status(&r->st, since, r->status_arg);
+	}
+	if (r->duration_ms) {
+		struct timespec ts;
+		int64_t ms;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ms = (int64_t)(ts.tv_sec - r->t0.tv_sec) * 1000 +
+		     (ts.tv_nsec - r->t0.tv_nsec) / 1000000;
+		if (ms >= (int64_t)r->duration_ms)
+			return 1;
+	}
+	if (r->target > 0 && !r->done && kill(r->target, 0) && errno == ESRCH)
+		return 1;
+	return 0;
+}
+
+int recorder_run(struct recorder *r, volatile sig_atomic_t *stop, uint64_t duration_ms,
+		 record_status_fn status, void *arg, struct error *err)
+{
+	struct perf_session *list[SESS_MAX];
+	size_t n = 0;
+	int ret;
+
+	for (int i = 0; i < SESS_MAX; i++)
+		if (r->sess_open[i]) {
+			r->sess_index[i] = (int)n;
+			list[n++] = &r->sess[i];
+		}
+	if (!n)
+		return error_set(err, ERR_USAGE, "record: no events open");
+	r->duration_ms = duration_ms;
+	r->status = status;
+	r->status_arg = arg;
+	r->last_status = now_ns();
+	r->stop = stop;
+	ret = perf_loop(list, n, 100, stop, on_record, on_round, r, err);
+	flush(r, UINT64_MAX);
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		r->st.duration_ns = (uint64_t)(ts.tv_sec - r->t0.tv_sec) * 1000000000u +
+				    (uint64_t)(ts.tv_nsec - r->t0.tv_nsec);
+	}
+	/* Threads still blocked at the end: charge them up to the last event seen. */
+	for (size_t i = 0; i < r->nr_threads; i++)
+		if (r->threads[i].pending) {
+			r->st.offcpu_unpaired++;
+			offcpu_charge(r, &r->threads[i], r->last_time);
+		}
+	r->done = true;
+	return ret < 0 ? ret : 0;
+}
+
+/* ---- symbolization ---- */
+
+/* One symbolized (map, address): frames[first .. first + n) innermost first. */
+struct symres {
+	uint32_t map;
+	uint64_t addr;
+	uint32_t first, n;
+	uint8_t reason; /* 0 when named */
+};
+
+struct symctx {
+	struct recorder *r;
+	struct profile *p;
+	struct symbolizer *s;
+	struct symres *res;
+	size_t nr_res, alloc_res;
+	struct idhash index;
+	uint32_t *frames;
+	size_t nr_frames, alloc_frames;
+	uint8_t *map_state; /* per map: 0 not tried, 1 module made, 2 no module (reason below) */
+	uint8_t *map_reason;
+	uint32_t kernel_module, unknown_module;
+};
+
+const char *record_reason_str(unsigned i)
+{
+	if (i == REC_REASON_JIT)
+		return "JIT code without /tmp/perf-PID.map";
+	if (i == REC_REASON_NO_MAP)
+		return "no mapping known";
+	return sym_reason_str((enum sym_reason)i);
+}
+
+/* The vDSO is the same image in every process: dump ours once for the symbolizer. */
+static const char *vdso_file(struct recorder *r)
+{
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	FILE *f;
+	char line[256];
+	unsigned long long start = 0, end = 0;
+	int fd;
+
+	if (r->vdso_path[0])
+		return r->vdso_path[0] == '-' ? NULL : r->vdso_path;
+	snprintf(r->vdso_path, sizeof(r->vdso_path), "-");
+	if (!base || !(f = fopen("/proc/self/maps", "re")))
+		return NULL;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &start, &end) == 2)
+			break;
+	fclose(f);
+	if (start != base || end <= start || end - start > (64u << 20))
+		return NULL;
+	snprintf(r->vdso_path, sizeof(r->vdso_path), "/tmp/plateau-vdso.XXXXXX");
+	fd = mkstemp(r->vdso_path);
+	if (fd < 0) {
+		snprintf(r->vdso_path, sizeof(r->vdso_path), "-");
+		return NULL;
+	}
+	if (write(fd, (const void *)base, end - start) != (ssize_t)(end - start)) {
+		close(fd);
+		unlink(r->vdso_path);
+		snprintf(r->vdso_path, sizeof(r->vdso_path), "-");
+		return NULL;
+	}
+	close(fd);
+	return r->vdso_path;
+}
+
+static struct sym_module *map_module(struct symctx *c, uint32_t id)
+{
+	struct recorder *r = c->r;
+	struct rec_map *m = &r->maps[id];
+	const char *path = strtab_str(&r->strs, m->path);
+	char buf[64];
+
+	if (c->map_state[id] == 1)
+		return m->sm;
+	if (c->map_state[id] == 2)
+		return NULL;
+	c->map_state[id] = 2;
+	if (id == MAP_KERNEL) {
+		m->sm = symbolizer_module(c->s, "[kernel.kallsyms]", 0, UINT64_MAX, 0, NULL);
+	} else if (m->jitpid) {
+		snprintf(buf, sizeof(buf), "/tmp/perf-%u.map", m->jitpid);
+		if (access(buf, R_OK)) {
+			c->map_reason[id] = REC_REASON_JIT;
+			return NULL;
+		}
+		m->sm = symbolizer_module(c->s, buf, m->start, m->end, m->pgoff, NULL);
+	} else if (!strcmp(path, "[vdso]")) {
+		const char *f = vdso_file(r);
+
+		if (!f) {
+			c->map_reason[id] = SYM_NO_FILE;
+			return NULL;
+		}
+		m->sm = symbolizer_module(c->s, f, m->start, m->end, 0, NULL);
+	} else {
+		m->sm = symbolizer_module(c->s, path, m->start, m->end, m->pgoff,
+					  m->bid ? strtab_str(&r->strs, m->bid) : NULL);
+	}
+	c->map_state[id] = 1;
+	return m->sm;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	return b && b[1] ? b + 1 : path;
+}
+
+static uint32_t unnamed_frame(struct symctx *c, uint32_t map, uint64_t addr, uint64_t offset,
+			      bool have_offset)
+{
+	struct recorder *r = c->r;
+	struct frame f = {0};
+	char buf[4200];
+
+	f.addr = addr;
+	f.flags = FRAME_UNSYMBOLIZED;
+	if (map == 0) {
+		snprintf(buf, sizeof(buf), "[unknown]");
+	} else if (map == MAP_KERNEL) {
+		snprintf(buf, sizeof(buf), "[kernel.kallsyms]+0x%" PRIx64, addr);
+		f.flags |= FRAME_KERNEL;
+		f.module = c->kernel_module;
+	} else {
+		const struct rec_map *m = &r->maps[map];
+		const char *path = strtab_str(&r->strs, m->path);
+
+		if (!have_offset)
+			offset = addr - m->start + m->pgoff;
+		snprintf(buf, sizeof(buf), "%s+0x%" PRIx64,
+			 path_is_anon(path) ? "[anon]" : base_name(path), offset);
+		f.module = profile_intern_str(c->p, path);
+		if (m->jitpid)
+			f.flags |= FRAME_JIT;
+	}
+	f.name = profile_intern_str(c->p, buf);
+	return profile_intern_frame(c->p, &f);
+}
+
+static void push_frame(struct symctx *c, uint32_t id)
+{
+	ALLOC_GROW(c->frames, c->nr_frames + 1, c->alloc_frames);
+	c->frames[c->nr_frames++] = id;
+}
+
+/* Symbolize (map, addr) into c->res[...]; lookup_addr is addr or addr - 1 for return addresses. */
+static const struct symres *symbolize_one(struct symctx *c, uint32_t map, uint64_t lookup)
+{
+	uint32_t h = (uint32_t)hash_u64(lookup * 31 + map), pos = h, id;
+	struct sym_frame out[MAX_SYM_FRAMES];
+	struct symres *res;
+	struct sym_module *sm;
+	struct error e = {0};
+	int n = 0;
+
+	while ((id = idhash_probe(&c->index, h, &pos)) != IDHASH_NONE)
+		if (c->res[id].map == map && c->res[id].addr == lookup)
+			return &c->res[id];
+	ALLOC_GROW(c->res, c->nr_res + 1, c->alloc_res);
+	res = &c->res[c->nr_res];
+	memset(res, 0, sizeof(*res));
+	res->map = map;
+	res->addr = lookup;
+	res->first = (uint32_t)c->nr_frames;
+	idhash_insert(&c->index, h, (uint32_t)c->nr_res++);
+	sm = map ? map_module(c, map) : NULL;
+	out[0].reason = map ? (enum sym_reason)c->map_reason[map] : SYM_OK;
+	out[0].offset = 0;
+	if (sm)
+		n = symbolizer_lookup(c->s, sm, lookup, out, ARRAY_SIZE(out), &e);
+	if (n <= 0) {
+		res->reason = map == 0 ? REC_REASON_NO_MAP : (uint8_t)out[0].reason;
+		if (!res->reason)
+			res->reason = SYM_NO_SYMBOL;
+		push_frame(c, unnamed_frame(c, map, lookup, out[0].offset, sm && out[0].offset));
+		res->n = 1;
+		return res;
+	}
+	for (int i = 0; i < n; i++) {
+		struct frame f = {0};
+
+		f.name = profile_intern_str(c->p, out[i].function);
+		f.file = out[i].file ? profile_intern_str(c->p, out[i].file) : 0;
+		f.line = out[i].line;
+		f.addr = lookup;
+		if (out[i].flags & SYM_FRAME_INLINED)
+			f.flags |= FRAME_INLINED;
+		if (map == MAP_KERNEL) {
+			f.flags |= FRAME_KERNEL;
+			f.module = c->kernel_module;
+		} else {
+			f.module = profile_intern_str(
+				c->p, strtab_str(&c->r->strs, c->r->maps[map].path));
+			if (c->r->maps[map].jitpid)
+				f.flags |= FRAME_JIT;
+		}
+		push_frame(c, profile_intern_frame(c->p, &f));
+	}
+	res->n = (uint32_t)n;
+	return res;
+}
+
+static bool is_thread_root(const char *name)
+{
+	static const char *const roots[] = {
+		"_start",
+		"__libc_start_main",
+		"__libc_start_call_main",
+		"start_thread",
+		"clone",
+		"clone3",
+		"__clone",
+		"__clone3",
+		"_dl_start_user",
+		"__GI___clone3",
+		"__GI___clone",
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(roots); i++)
+		if (!strcmp(name, roots[i]))
+			return true;
+	return false;
+}
+
+static void profile_setup(struct recorder *r, struct profile *p)
+{
+	if (r->t_samples >= 0) {
+		profile_add_type(p, "samples", "count");
+		profile_add_type(p, "cpu", "nanoseconds");
+	}
+	if (r->t_offcpu >= 0)
+		profile_add_type(p, "offcpu", "nanoseconds");
+	if (r->t_wall >= 0)
+		profile_add_type(p, "wall", "nanoseconds");
+	p->default_type = (uint32_t)(r->t_cpu >= 0	? r->t_cpu
+				     : r->t_offcpu >= 0 ? r->t_offcpu
+							: r->t_wall);
+	/*
+	 * Off-CPU and wall values are durations, not counts: their intervals
+	 * treat them as if sampled at the cpu-clock period (see stats.c).
+	 */
+	p->period_type.type = profile_intern_str(p, r->t_cpu >= 0 ? "cpu" : "wall");
+	p->period_type.unit = profile_intern_str(p, "nanoseconds");
+	p->period = (int64_t)(1000000000u / r->o.freq);
+	p->time_nanos = (int64_t)r->t0.tv_sec * 1000000000 + r->t0.tv_nsec;
+	p->duration_nanos = (int64_t)r->st.duration_ns;
+}
+
+/* Add stack id's values to the profile; returns ERR_LIMIT on overflow. */
+static int add_stack(struct symctx *c, uint32_t id, uint32_t **buf, size_t *alloc)
+{
+	struct recorder *r = c->r;
+	const uint8_t *k = (const uint8_t *)strtab_str(&r->stacks, id);
+	size_t len = strtab_len(&r->stacks, id), nf = (len - KEY_HDR) / KEY_FRAME, n = 0;
+	uint32_t hdr[3], labels = 0;
+	int reason = -1;
+	bool user = false, rooted = false;
+
+	memcpy(hdr, k, sizeof(hdr));
+	ALLOC_GROW(*buf, 1, *alloc);
+	(*buf)[n++] = hdr[0] ? profile_frame_named(c->p, strtab_str(&r->strs, hdr[0]),
+						   strtab_len(&r->strs, hdr[0]))
+			     : profile_frame_named(c->p, "[unknown]", 9);
+	/* user frames outermost first, then kernel frames outermost first */
+	for (size_t pass = 0; pass < 2; pass++) {
+		size_t lo = pass == 0 ? hdr[2] : 0, hi = pass == 0 ? nf : hdr[2];
+
+		for (size_t i = hi; i-- > lo;) {
+			uint32_t map;
+			uint64_t addr;
+			const struct symres *s;
+
+			key_get(k + KEY_HDR + i * KEY_FRAME, &map, &addr);
+			s = symbolize_one(c, map, i == lo || !addr ? addr : addr - 1);
+			if (s->reason && reason < 0)
+				reason = s->reason;
+			if (pass == 0) {
+				if (!user)
+					rooted =
+						!s->reason &&
+						is_thread_root(profile_str(
+							c->p,
+							c->p->frames[c->frames[s->first + s->n - 1]]
+								.name));
+				user = true;
+			}
+			ALLOC_GROW(*buf, n + s->n, *alloc);
+			for (uint32_t j = s->n; j-- > 0;)
+				(*buf)[n++] = c->frames[s->first + j];
+		}
+	}
+	if (hdr[1]) {
+		struct label l = {.key = profile_intern_str(c->p, "thread"),
+				  .str = profile_intern_str(c->p, strtab_str(&r->strs, hdr[1]))};
+
+		labels = profile_intern_labels(c->p, &l, 1);
+	}
+	r->st.stacks_total += r->counts[id];
+	if (reason >= 0) {
+		r->st.unnamed_samples += r->counts[id];
+		if (reason < REC_NR_REASONS)
+			r->st.unnamed_by_reason[reason] += r->counts[id];
+	}
+	if (user && !rooted)
+		r->st.truncated_samples += r->counts[id];
+	return profile_add_sample(c->p, profile_stack(c->p, *buf, n), labels,
+				  r->vals + (size_t)id * r->nr_types);
+}
+
+struct profile *recorder_profile(struct recorder *r, struct error *err)
+{
+	struct symctx c = {.r = r};
+	struct profile *p = profile_new();
+	uint32_t *buf = NULL;
+	size_t alloc = 0;
+	int ret = 0;
+
+	profile_setup(r, p);
+	c.p = p;
+	c.s = symbolizer_new();
+	c.map_state = xcalloc(r->nr_maps + 1, 1);
+	c.map_reason = xcalloc(r->nr_maps + 1, 1);
+	c.kernel_module = profile_intern_str(p, "[kernel.kallsyms]");
+	for (uint32_t id = 1; id < r->stacks.nr && !ret; id++)
+		ret = add_stack(&c, id, &buf, &alloc);
+	free(buf);
+	free(c.res);
+	free(c.frames);
+	free(c.map_state);
+	free(c.map_reason);
+	idhash_release(&c.index);
+	symbolizer_free(c.s);
+	if (ret) {
+		profile_free(p);
+		error_set(err, ERR_LIMIT, "record: a value overflows 64 bits");
+		return NULL;
+	}
+	return p;
+}
