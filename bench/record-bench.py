@@ -138,6 +138,22 @@ def overhead_configs(record_ok, perf_ok, out_pb, out_data):
     return cfgs
 
 
+def overhead_run(name, cmd, report):
+    """One run, retried once if the tool fails (perf record has been seen to abort at exit)."""
+    err = os.path.join(bench_dir, "overhead.stderr")
+    for attempt in range(2):
+        with open(err, "w") as e:
+            status, _, cpu = run_tree(cmd, stderr=e)
+        if status == 0 and os.path.exists(report):
+            rep = read_report(report)
+            return rep, cpu - rep["cpu_ns"] / 1e9
+        with open(err) as e:
+            print("  %s failed (status %d)%s: %s" % (
+                name, status, ", retrying" if not attempt else "",
+                " / ".join(e.read().strip().splitlines()[-3:])))
+    sys.exit("bench: %s failed twice" % name)
+
+
 def overhead(record_ok, perf_ok):
     exe, cflags = build_workload()
     runs = env_int("RUNS", 5)
@@ -154,11 +170,8 @@ def overhead(record_ok, perf_ok):
             for f in (out_pb, out_data, report):
                 if os.path.exists(f):
                     os.unlink(f)
-            status, _, cpu = run_tree(prefix() + workload_cmd(exe, report))
-            if status != 0 or not os.path.exists(report):
-                sys.exit("bench: %s failed (status %d)" % (name, status))
-            rep = read_report(report)
-            res[name].append((rep["elapsed_ns"] / 1e9, cpu - rep["cpu_ns"] / 1e9))
+            rep, cpu = overhead_run(name, prefix() + workload_cmd(exe, report), report)
+            res[name].append((rep["elapsed_ns"] / 1e9, cpu))
     base = med([e for e, _ in res["unprofiled"]])
     print("  %-26s %9s %15s %10s %14s" % ("", "median s", "min..max s", "vs unprof", "profiler CPU s"))
     for name, _ in cfgs:

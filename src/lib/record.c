@@ -17,6 +17,8 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -117,7 +119,10 @@ struct recorder {
 	volatile sig_atomic_t *stop;
 	char vdso_path[64];
 	bool done;
+	struct warmer *warm;
 };
+
+static struct symbolizer *warm_stop(struct recorder *r);
 
 /* ---- small helpers ---- */
 
@@ -172,6 +177,7 @@ void recorder_free(struct recorder *r)
 {
 	if (!r)
 		return;
+	symbolizer_free(warm_stop(r));
 	for (int i = 0; i < SESS_MAX; i++)
 		if (r->sess_open[i])
 			perf_session_close(&r->sess[i]);
@@ -420,6 +426,14 @@ static int open_session(struct recorder *r, int which, struct perf_open_opts *po
 	return ret;
 }
 
+static int read_paranoid(void)
+{
+	char buf[16];
+
+	read_comm("/proc/sys/kernel/perf_event_paranoid", buf, sizeof(buf));
+	return buf[0] ? (int)strtol(buf, NULL, 10) : 2;
+}
+
 static void base_opts(const struct recorder *r, struct perf_open_opts *po, pid_t pid, bool on_exec)
 {
 	memset(po, 0, sizeof(*po));
@@ -432,7 +446,14 @@ static void base_opts(const struct recorder *r, struct perf_open_opts *po, pid_t
 	po->inherit = pid > 0;
 	po->enable_on_exec = on_exec;
 	po->all_threads = pid > 0 && !on_exec;
-	po->ring_pages = r->o.ring_pages;
+	/*
+	 * A stack copy makes each sample ~16 KiB: give each CPU's ring 512 KiB
+	 * (1 MiB at high rates), about 30 ms of samples at 999 Hz, so a
+	 * descheduled recorder does not lose records.
+	 */
+	po->ring_pages = r->o.ring_pages  ? r->o.ring_pages
+			 : po->stack_user ? (r->o.freq >= 500 ? 256 : 128)
+					  : 64;
 }
 
 static int open_cpu(struct recorder *r, pid_t pid, bool on_exec, struct error *err)
@@ -447,17 +468,18 @@ static int open_cpu(struct recorder *r, pid_t pid, bool on_exec, struct error *e
 	ret = open_session(r, SESS_CPU, &po, err);
 	if (ret && !po.exclude_kernel && pid >= 0) {
 		/* Kernel stacks refused: keep what an unprivileged user may have. */
-		struct error e2 = {0};
+		struct error e2 = ERROR_INIT;
 
 		po.exclude_kernel = true;
 		if (!open_session(r, SESS_CPU, &po, &e2)) {
-			size_t len = strlen(err->msg);
-
-			if (len > sizeof(r->st.note) - 40)
-				len = sizeof(r->st.note) - 40;
-			memcpy(r->st.note, err->msg, len);
-			memcpy(r->st.note + len, "; recording user stacks only", 29);
+			snprintf(r->st.note, sizeof(r->st.note),
+				 "kernel stacks refused (kernel.perf_event_paranoid is %d; allow "
+				 "them "
+				 "with `sysctl kernel.perf_event_paranoid=1` or CAP_PERFMON): "
+				 "recording user stacks only",
+				 read_paranoid());
 			r->o.user_only = true;
+			*err = (struct error)ERROR_INIT;
 			ret = 0;
 		}
 	}
@@ -466,32 +488,26 @@ static int open_cpu(struct recorder *r, pid_t pid, bool on_exec, struct error *e
 
 static int open_offcpu(struct recorder *r, pid_t pid, bool on_exec, struct error *err)
 {
+	struct error tp = ERROR_INIT, cs = ERROR_INIT;
 	struct perf_open_opts po;
-	int ret;
 
 	base_opts(r, &po, pid, on_exec);
 	po.context_switch = true;
 	po.task_events = !r->sess_open[SESS_CPU];
 	po.mmap_build_id = true;
-	if (!r->o.user_only) {
-		po.kind = PERF_EV_SCHED_SWITCH;
-		if (!open_session(r, SESS_OFFCPU, &po, err)) {
-			r->offcpu_tracepoint = true;
-			r->st.offcpu_source = "sched:sched_switch";
-			return 0;
-		}
-		if (pid < 0)
-			return err->code;
+	po.kind = PERF_EV_SCHED_SWITCH;
+	if (!open_session(r, SESS_OFFCPU, &po, &tp)) {
+		r->offcpu_tracepoint = true;
+		r->st.offcpu_source = "sched:sched_switch";
+		return 0;
 	}
 	po.kind = PERF_EV_CONTEXT_SWITCHES;
-	ret = open_session(r, SESS_OFFCPU, &po, err);
-	if (ret && !po.exclude_kernel) {
-		po.exclude_kernel = true;
-		ret = open_session(r, SESS_OFFCPU, &po, err);
-	}
-	if (!ret)
+	if (!open_session(r, SESS_OFFCPU, &po, &cs)) {
 		r->st.offcpu_source = "context-switches";
-	return ret;
+		return 0;
+	}
+	/* The context-switches refusal names the smaller privilege that suffices. */
+	return error_set(err, cs.code, "off-CPU: %s", cs.msg);
 }
 
 int recorder_open(struct recorder *r, pid_t pid, bool start_on_exec, struct error *err)
@@ -628,6 +644,156 @@ static int qrec_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* ---- the warmer ----
+ *
+ * Loading a module's symbols and DWARF (libc's separate debug file is
+ * compressed: ~100 ms to inflate) and /proc/kallsyms costs more than
+ * everything else at the end of a recording.  A background thread at
+ * SCHED_IDLE priority loads each module as soon as a sample lands in it,
+ * in the symbolizer the end will use, so the profile is written soon
+ * after the target exits.  It only uses CPU nobody else wants.
+ */
+struct warm_job {
+	char *path, *bid;
+	uint64_t start, end, pgoff, addr;
+};
+
+struct warmer {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct warm_job *jobs;
+	size_t nr, alloc, next;
+	bool quit;
+	struct symbolizer *s; /* owned by the thread until it is joined */
+	uint8_t *queued;      /* per map id: already given to the thread */
+	size_t nr_queued;
+};
+
+static void *warm_main(void *arg)
+{
+	struct warmer *w = arg;
+	struct sched_param sp = {0};
+
+	pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		struct warm_job j;
+		struct sym_frame out[8];
+		struct error e = {0};
+		struct sym_module *m;
+
+		while (!w->quit && w->next == w->nr)
+			pthread_cond_wait(&w->cond, &w->lock);
+		if (w->quit)
+			break;
+		j = w->jobs[w->next++];
+		pthread_mutex_unlock(&w->lock);
+		m = symbolizer_module(w->s, j.path, j.start, j.end, j.pgoff, j.bid);
+		symbolizer_lookup(w->s, m, j.addr, out, ARRAY_SIZE(out), &e);
+		pthread_mutex_lock(&w->lock);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+static void warm_start(struct recorder *r)
+{
+	struct warmer *w = xcalloc(1, sizeof(*w));
+
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->cond, NULL);
+	w->s = symbolizer_new();
+	if (pthread_create(&w->thread, NULL, warm_main, w)) {
+		symbolizer_free(w->s);
+		free(w);
+		return;
+	}
+	r->warm = w;
+}
+
+/* Stop the thread and take its symbolizer (NULL when there was none). */
+static struct symbolizer *warm_stop(struct recorder *r)
+{
+	struct warmer *w = r->warm;
+	struct symbolizer *s;
+
+	if (!w)
+		return NULL;
+	pthread_mutex_lock(&w->lock);
+	w->quit = true;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	/* The profile waits for it now: back to normal priority (a busy -p target keeps running). */
+	{
+		struct sched_param sp = {0};
+
+		pthread_setschedparam(w->thread, SCHED_OTHER, &sp);
+	}
+	pthread_join(w->thread, NULL);
+	for (size_t i = 0; i < w->nr; i++) {
+		free(w->jobs[i].path);
+		free(w->jobs[i].bid);
+	}
+	s = w->s;
+	pthread_mutex_destroy(&w->lock);
+	pthread_cond_destroy(&w->cond);
+	free(w->jobs);
+	free(w->queued);
+	free(w);
+	r->warm = NULL;
+	return s;
+}
+
+static void warm_map(struct recorder *r, uint32_t map, uint64_t addr)
+{
+	struct warmer *w = r->warm;
+	const struct rec_map *m = &r->maps[map];
+	struct warm_job j = {.start = m->start, .end = m->end, .pgoff = m->pgoff, .addr = addr};
+	const char *path = strtab_str(&r->strs, m->path);
+
+	if (map >= w->nr_queued) {
+		size_t n = MAX((size_t)map + 1, w->nr_queued * 2);
+
+		w->queued = xrealloc(w->queued, n);
+		memset(w->queued + w->nr_queued, 0, n - w->nr_queued);
+		w->nr_queued = n;
+	}
+	if (w->queued[map])
+		return;
+	w->queued[map] = 1;
+	if (map == MAP_KERNEL) {
+		path = "[kernel.kallsyms]";
+		j.start = 0;
+		j.end = UINT64_MAX;
+	} else if (m->jitpid || path[0] == '[') {
+		return; /* perf maps change while the JIT runs; the vDSO is cheap */
+	}
+	j.path = xstrdup(path);
+	j.bid = m->bid ? xstrdup(strtab_str(&r->strs, m->bid)) : NULL;
+	pthread_mutex_lock(&w->lock);
+	ALLOC_GROW(w->jobs, w->nr + 1, w->alloc);
+	w->jobs[w->nr++] = j;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* Give the thread the modules of a new stack's frames (key entries). */
+static void warm_stack(struct recorder *r, const uint8_t *k, size_t n)
+{
+	if (!r->warm)
+		return;
+	for (size_t i = 0; i < n; i++, k += 12) {
+		uint32_t map;
+		uint64_t addr;
+
+		memcpy(&map, k, 4);
+		memcpy(&addr, k + 4, 8);
+		if (map)
+			warm_map(r, map, addr);
+	}
+}
+
 /* ---- stacks ---- */
 
 static void key_reserve(struct recorder *r, size_t n)
@@ -729,7 +895,7 @@ static int64_t *sample_stack(struct recorder *r, const struct perf_sample *s, ui
 	struct rec_proc *p = proc_get(r, s->pid);
 	struct rec_thread *t = thread_get(r, s->tid, s->pid);
 	size_t nk = MIN(s->nr_kernel, (size_t)MAX_KERNEL_FRAMES), nu, len;
-	uint32_t hdr[3], id;
+	uint32_t hdr[3], id, nr;
 	uint8_t *k;
 
 	if (!p->nr_maps && !p->exited && !p->comm)
@@ -747,7 +913,10 @@ static int64_t *sample_stack(struct recorder *r, const struct perf_sample *s, ui
 		key_put(k, MAP_KERNEL, s->kernel_ips[i]);
 	for (size_t i = 0; i < nu; i++, k += KEY_FRAME)
 		key_put(k, proc_map_of(r, p, r->ips[i]), r->ips[i]);
+	nr = r->stacks.nr;
 	id = strtab_intern(&r->stacks, (const char *)r->keybuf, len);
+	if (r->stacks.nr != nr)
+		warm_stack(r, r->keybuf + KEY_HDR, nk + nu); /* a new stack: new modules? */
 	*idp = id;
 	return stack_values(r, id);
 }
@@ -991,6 +1160,7 @@ int recorder_run(struct recorder *r, volatile sig_atomic_t *stop, uint64_t durat
 		}
 	if (!n)
 		return error_set(err, ERR_USAGE, "record: no events open");
+	warm_start(r);
 	r->duration_ms = duration_ms;
 	r->status = status;
 	r->status_arg = arg;
@@ -1339,7 +1509,9 @@ struct profile *recorder_profile(struct recorder *r, struct error *err)
 
 	profile_setup(r, p);
 	c.p = p;
-	c.s = symbolizer_new();
+	c.s = warm_stop(r);
+	if (!c.s)
+		c.s = symbolizer_new();
 	c.map_state = xcalloc(r->nr_maps + 1, 1);
 	c.map_reason = xcalloc(r->nr_maps + 1, 1);
 	c.kernel_module = profile_intern_str(p, "[kernel.kallsyms]");

@@ -59,7 +59,7 @@ static Elf *elf_open_fd(const char *path, int *fd)
 	return elf;
 }
 
-static Elf_Scn *elf_section(Elf *elf, const char *name, GElf_Shdr *sh)
+Elf_Scn *sym_elf_section(Elf *elf, const char *name, GElf_Shdr *sh)
 {
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
@@ -176,7 +176,7 @@ static bool elf_native_order(Elf *elf)
 static bool debug_by_link(struct sym_dso *d)
 {
 	GElf_Shdr sh;
-	Elf_Scn *scn = elf_section(d->elf, ".gnu_debuglink", &sh);
+	Elf_Scn *scn = sym_elf_section(d->elf, ".gnu_debuglink", &sh);
 	Elf_Data *data = scn ? elf_getdata(scn, NULL) : NULL;
 	const char *name, *slash;
 	size_t len, off, dirlen;
@@ -295,7 +295,7 @@ void sym_dso_finish(struct sym_dso *d)
 static bool minidebug_open(struct sym_dso *d)
 {
 	GElf_Shdr sh;
-	Elf_Scn *scn = elf_section(d->elf, ".gnu_debugdata", &sh);
+	Elf_Scn *scn = sym_elf_section(d->elf, ".gnu_debugdata", &sh);
 	Elf_Data *data = scn && sh.sh_type != SHT_NOBITS ? elf_getdata(scn, NULL) : NULL;
 
 	if (data && data->d_buf && data->d_size)

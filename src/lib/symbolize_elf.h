@@ -17,6 +17,23 @@ struct sym_sym {
 	unsigned rank;	     /* binding preference among aliases, lower wins */
 };
 
+/*
+ * The binary-search table of .eh_frame_hdr and the .eh_frame it points
+ * into, borrowed from sym_dso.elf (symbolize_ehframe.c).  nr == 0: none.
+ */
+struct sym_ehframe {
+	const unsigned char *table; /* nr pairs (start, FDE) of sdata4, relative to hdr_addr */
+	size_t nr;
+	uint64_t hdr_addr;
+	const unsigned char *frame; /* .eh_frame's bytes */
+	size_t frame_size;
+	uint64_t frame_addr;
+	uint64_t addr_mask; /* addresses wrap at the ELF class's width */
+	unsigned addr_size; /* bytes of a DW_EH_PE_absptr value */
+	bool msb;	    /* big-endian file */
+	bool tried;	    /* loaded (or found unusable) */
+};
+
 struct sym_dso {
 	char *path;
 	char *key_bid;	       /* the build-id the caller gave, or NULL: part of the cache key */
@@ -37,6 +54,7 @@ struct sym_dso {
 	bool text;		  /* a text symbol map, not an ELF file: addresses are absolute */
 	bool kernel;		  /* /proc/kallsyms */
 	struct strtab text_names; /* names of a text map */
+	struct sym_ehframe eh;	  /* loaded on the first unnamed address */
 };
 
 /* Open path, read its build-id, find its debug file, load its symbols.  Sets d->state. */
@@ -56,6 +74,15 @@ bool sym_text_load(struct sym_dso *d);
  * holds its bytes: free it after elf_end().
  */
 Elf *sym_minidebug_open(const void *xz, size_t size, void **buf);
+/* The section called name in elf (its header in *sh), or NULL. */
+Elf_Scn *sym_elf_section(Elf *elf, const char *name, GElf_Shdr *sh);
+/*
+ * Where the function holding vaddr starts: the pc_begin of the .eh_frame
+ * FDE that covers vaddr, found through d->elf's .eh_frame_hdr table
+ * (loaded on the first call).  Returns false, *start untouched, when no
+ * FDE covers vaddr or the file has no usable table (symbolize_ehframe.c).
+ */
+bool sym_dso_func_start(struct sym_dso *d, uint64_t vaddr, uint64_t *start);
 /* The symbol covering vaddr or NULL (uses and updates the last-lookup cache). */
 struct sym_sym *sym_dso_find(struct sym_dso *d, uint64_t vaddr);
 /*
