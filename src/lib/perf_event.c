@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <linux/perf_event.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/perf_event.h"
@@ -187,6 +188,10 @@ static int attr_build(struct perf_event_attr *a, const struct perf_open_opts *o,
 	/* FORK records tell which new threads were inherited (hidden unless task_events) */
 	a->task |= o->all_threads;
 	a->context_switch = o->context_switch;
+	if (o->clock_monotonic) {
+		a->use_clockid = 1;
+		a->clockid = CLOCK_MONOTONIC;
+	}
 	a->wakeup_events = 0;
 	a->watermark = 1;
 	l->sample_type = a->sample_type;

@@ -56,14 +56,15 @@ struct perf_open_opts {
 	uint32_t stack_user; /* > 0: REGS_USER + STACK_USER of this many bytes (mult of 8) */
 	uint64_t regs_user_mask; /* registers for stack_user (0: arch default for DWARF) */
 	bool exclude_kernel;
-	bool inherit;	     /* follow children and threads (pid targets) */
-	bool all_threads;    /* pid > 0 (or 0 = self): also the threads that exist already;
+	bool inherit;	      /* follow children and threads (pid targets) */
+	bool all_threads;     /* pid > 0 (or 0 = self): also the threads that exist already;
 				implies inherit */
-	bool enable_on_exec; /* open disabled, start at the target's next exec */
-	bool task_events;    /* mmap2 + comm(+exec) + fork/exit records */
-	bool mmap_build_id;  /* MMAP2 carries build-ids instead of dev/inode */
-	bool context_switch; /* PERF_RECORD_SWITCH(_CPU_WIDE) */
-	unsigned ring_pages; /* data pages per ring, a power of two (0: 64) */
+	bool enable_on_exec;  /* open disabled, start at the target's next exec */
+	bool task_events;     /* mmap2 + comm(+exec) + fork/exit records */
+	bool mmap_build_id;   /* MMAP2 carries build-ids instead of dev/inode */
+	bool context_switch;  /* PERF_RECORD_SWITCH(_CPU_WIDE) */
+	bool clock_monotonic; /* timestamps from CLOCK_MONOTONIC (use_clockid) */
+	unsigned ring_pages;  /* data pages per ring, a power of two (0: 64) */
 };
 
 /* How the sample records of a session are laid out (from the opened attr). */

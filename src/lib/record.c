@@ -440,6 +440,7 @@ static void base_opts(const struct recorder *r, struct perf_open_opts *po, pid_t
 	po->pid = pid;
 	po->freq = r->o.freq;
 	po->callchain = true;
+	po->clock_monotonic = true; /* comparable with now_ns() */
 	if (r->o.cg != REC_CG_FP)
 		po->stack_user = r->o.stack_size;
 	po->exclude_kernel = r->o.user_only;
@@ -1167,22 +1168,41 @@ int recorder_run(struct recorder *r, volatile sig_atomic_t *stop, uint64_t durat
 	r->last_status = now_ns();
 	r->stop = stop;
 	ret = perf_loop(list, n, 100, stop, on_record, on_round, r, err);
-	flush(r, UINT64_MAX);
-	{
-		struct timespec ts;
+	recorder_finish(r, now_ns());
+	return ret < 0 ? ret : 0;
+}
 
-		clock_gettime(CLOCK_REALTIME, &ts);
-		r->st.duration_ns = (uint64_t)(ts.tv_sec - r->t0.tv_sec) * 1000000000u +
-				    (uint64_t)(ts.tv_nsec - r->t0.tv_nsec);
-	}
-	/* Threads still blocked at the end: charge them up to the last event seen. */
+void recorder_finish(struct recorder *r, uint64_t end_ns)
+{
+	struct timespec ts;
+
+	flush(r, UINT64_MAX);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	r->st.duration_ns = (uint64_t)(ts.tv_sec - r->t0.tv_sec) * 1000000000u +
+			    (uint64_t)(ts.tv_nsec - r->t0.tv_nsec);
+	/* Threads still blocked at the end: charged up to the end. */
 	for (size_t i = 0; i < r->nr_threads; i++)
 		if (r->threads[i].pending) {
 			r->st.offcpu_unpaired++;
-			offcpu_charge(r, &r->threads[i], r->last_time);
+			offcpu_charge(r, &r->threads[i], MAX(end_ns, r->last_time));
 		}
 	r->done = true;
-	return ret < 0 ? ret : 0;
+}
+
+void recorder_feed(struct recorder *r, const struct perf_record *rec, bool offcpu)
+{
+	struct perf_record copy = *rec;
+
+	r->sess_index[SESS_CPU] = 0;
+	r->sess_index[SESS_OFFCPU] = 1;
+	copy.session = offcpu ? 1 : 0;
+	on_record(&copy, r);
+}
+
+void recorder_feed_round(struct recorder *r)
+{
+	flush(r, r->prev_round_max);
+	r->prev_round_max = r->round_max;
 }
 
 /* ---- symbolization ---- */

@@ -104,4 +104,17 @@ struct profile *recorder_profile(struct recorder *r, struct error *err);
 
 const struct record_stats *recorder_stats(const struct recorder *r);
 
+/*
+ * Below: recorder_run's parts, for tests that feed records by hand.
+ * recorder_feed queues one record as read from the cpu-clock (or the
+ * off-CPU) session; recorder_feed_round ends a round of draining (what is
+ * older than the previous round's newest record is handled);
+ * recorder_finish handles the rest and charges threads still blocked up to
+ * end_ns (perf clock: CLOCK_MONOTONIC).
+ */
+struct perf_record;
+void recorder_feed(struct recorder *r, const struct perf_record *rec, bool offcpu);
+void recorder_feed_round(struct recorder *r);
+void recorder_finish(struct recorder *r, uint64_t end_ns);
+
 #endif

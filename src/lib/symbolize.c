@@ -296,6 +296,22 @@ static int lookup_fail(struct sym_frame *out, enum sym_reason reason)
 	return 0;
 }
 
+/*
+ * No name for vaddr: say so, and where its function starts when an
+ * .eh_frame FDE covers it, so that all addresses of one unnamed function
+ * share one offset.
+ */
+static int unnamed_fail(struct sym_dso *d, uint64_t vaddr, struct sym_frame *out)
+{
+	uint64_t start;
+
+	if (sym_dso_func_start(d, vaddr, &start)) {
+		out[0].offset = start;
+		out[0].flags |= SYM_FRAME_FUNC_START;
+	}
+	return lookup_fail(out, d->has_symtab ? SYM_NO_SYMBOL : SYM_STRIPPED);
+}
+
 /* Name vaddr of d: the symbol table, then the DWARF; n, or 0 with out[0].reason. */
 static int dso_lookup(struct symbolizer *s, struct sym_dso *d, uint64_t vaddr,
 		      struct sym_frame *out, size_t max)
@@ -305,7 +321,7 @@ static int dso_lookup(struct symbolizer *s, struct sym_dso *d, uint64_t vaddr,
 	size_t n = w ? dwarf_frames(s, w, vaddr, out, max) : 0;
 
 	if (!sym && !n)
-		return lookup_fail(out, d->has_symtab ? SYM_NO_SYMBOL : SYM_STRIPPED);
+		return unnamed_fail(d, vaddr, out);
 	if (!n)
 		n = 1;
 	/* The outermost frame is the real function: the symbol table names it. */

@@ -37,6 +37,14 @@ const char *sym_reason_str(enum sym_reason reason);
 enum sym_frame_flags {
 	SYM_FRAME_INLINED = 1 << 0, /* inlined into the next frame of out[] */
 	SYM_FRAME_KERNEL = 1 << 1,  /* from /proc/kallsyms */
+	/*
+	 * Only on a failed lookup (SYM_STRIPPED or SYM_NO_SYMBOL): offset is
+	 * not addr's own ELF vaddr but the start of the function holding it,
+	 * from the .eh_frame FDE that covers addr (found through the file's
+	 * .eh_frame_hdr), so every address of one unnamed function gets the
+	 * same offset.  Absent when no FDE covers addr.
+	 */
+	SYM_FRAME_FUNC_START = 1 << 2,
 };
 
 struct sym_frame {
@@ -44,7 +52,8 @@ struct sym_frame {
 	const char *file;     /* source file or NULL; borrowed */
 	unsigned line;	      /* 0 when unknown */
 	unsigned flags;	      /* enum sym_frame_flags */
-	uint64_t offset; /* addr as an ELF virtual address of the file (what addr2line takes) */
+	uint64_t offset;      /* addr as an ELF virtual address of the file (what addr2line takes);
+			    its function's start with SYM_FRAME_FUNC_START */
 	enum sym_reason reason;
 };
 

@@ -1,0 +1,474 @@
+#!/bin/bash
+# plateau record, continued (record.sh covers the basics): JIT code named
+# from /tmp/perf-PID.map, a deleted binary, the vDSO, -a, --min-block,
+# an unprivileged user (user nobody), the live status line on a terminal
+# and lost-record reporting.  Fixtures from tests/fixtures/record/ are
+# compiled here with cc into $TMP/bin.  No timing assertions.
+. "$(dirname "$0")/lib.sh"
+R=$FIX/record
+BIN=$TMP/bin
+mkdir -p "$BIN"
+
+# Files made outside $TMP (JIT perf maps, the directory user nobody
+# writes to) are removed on exit too.
+EXTRA=()
+trap 'rm -rf "$TMP" "${EXTRA[@]}"' EXIT
+
+# to SECONDS COMMAND...: a hung recording fails its test instead of the suite.
+to() {
+	local s=$1
+	shift
+	timeout -k 5 "$s" "$@"
+}
+
+# rec NAME ARGS...: run `plateau record ARGS` (stdout to $TMP/NAME.out,
+# stderr to $TMP/NAME.err); the exit status is in $rc and a non-zero one
+# fails a test right away.
+rec() {
+	local name=$1 t0=$EPOCHREALTIME
+	shift
+	to 60 "$PLATEAU" record "$@" >"$TMP/$name.out" 2>"$TMP/$name.err"
+	rc=$?
+	if [ "$rc" -eq 0 ]; then
+		ok "record $name: exit 0"
+		echo "# $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f s", b - a }')" \
+			"$(grep -m1 '^plateau record: wrote' "$TMP/$name.err" | sed 's/.*): /: /')"
+	else
+		not_ok "record $name: exit $rc (plateau record $*)"
+		head -n 15 "$TMP/$name.err" | sed 's/^/# /'
+	fi
+}
+
+# Folded-stack and HTML-name assertions; each prints what it measured.
+cat >"$TMP/fold.py" <<'EOF'
+import json, re, sys
+
+def load(path):
+    out = []
+    for line in open(path, encoding="utf-8", errors="replace"):
+        line = line.rstrip("\n")
+        if line:
+            stack, _, count = line.rpartition(" ")
+            out.append((stack.split(";"), float(count)))
+    return out
+
+def incl(stacks, name):
+    """Value of the stacks that contain a frame matching regex `name` (whole frame)."""
+    rx = re.compile(name)
+    return sum(v for s, v in stacks if any(rx.fullmatch(f) for f in s))
+
+def top(stacks, n=8):
+    t = {}
+    for s, v in stacks:
+        for f in set(s):
+            t[f] = t.get(f, 0) + v
+    tot = sum(v for _, v in stacks) or 1
+    return ", ".join("%s %.1f%%" % (f, 100 * v / tot)
+                     for f, v in sorted(t.items(), key=lambda x: -x[1])[:n])
+
+def subseq(frames, rxs):
+    i = 0
+    for f in frames:
+        if i < len(rxs) and rxs[i].fullmatch(f):
+            i += 1
+    return i == len(rxs)
+
+def fail(msg, stacks):
+    print(msg)
+    print("inclusive: " + top(stacks))
+    sys.exit(1)
+
+def html_names(path):
+    """{name: flags} from the "names" and "nameFlags" arrays of an HTML flame graph."""
+    text = open(path, encoding="utf-8").read()
+    dec = json.JSONDecoder()
+    names = dec.raw_decode(text, text.index('"names":') + 8)[0]
+    flags = dec.raw_decode(text, text.index('"nameFlags":') + 12)[0]
+    out = {}
+    for n, f in zip(names, flags):
+        out[n] = out.get(n, 0) | f
+    return out
+
+cmd, path, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+if cmd == "flagged":
+    # flagged FILE.html MASK NAME...: each NAME is in the graph with a flag of MASK.
+    nf, mask = html_names(path), int(args[0])
+    bad = [n for n in args[1:] if not nf.get(n, 0) & mask]
+    print(", ".join("%s flags %s" % (n, nf.get(n, "absent")) for n in args[1:]))
+    sys.exit(1 if bad else 0)
+if cmd == "names_with":
+    # names_with FILE.html MASK: the names carrying a flag of MASK, one a line.
+    nf, mask = html_names(path), int(args[0])
+    print("\n".join(sorted(n for n, f in nf.items() if f & mask)))
+    sys.exit(0)
+
+st = load(path)
+total = sum(v for _, v in st)
+if not st or total <= 0:
+    print("%s: no samples" % path)
+    sys.exit(1)
+
+if cmd == "frames":
+    # frames FILE RX...: every RX matches a whole frame somewhere.
+    miss = [x for x in args if incl(st, x) <= 0]
+    if miss:
+        fail("no frame matches " + ", ".join("/%s/" % x for x in miss), st)
+    print(", ".join("%s %.1f%%" % (x, 100 * incl(st, x) / total) for x in args))
+elif cmd == "absent":
+    # absent FILE RX...: no frame matches any RX.
+    hit = [x for x in args if incl(st, x) > 0]
+    if hit:
+        fail("frames match " + ", ".join("/%s/ (%.1f%%)" % (x, 100 * incl(st, x) / total)
+                                         for x in hit), st)
+    print("no frame matches " + ", ".join("/%s/" % x for x in args))
+elif cmd == "at_most":
+    # at_most FILE RX PCT: the stacks with a frame matching RX hold at most PCT% of the value.
+    share = 100 * incl(st, args[0]) / total
+    print("/%s/ %.1f%% of the value (at most %s%%)" % (args[0], share, args[1]))
+    if share > float(args[1]):
+        fail("too much", st)
+elif cmd == "chain":
+    # chain FILE MINFRAC RX... TARGET: of the samples with a TARGET frame, at
+    # least MINFRAC (by value) have frames matching RX... above it, in order.
+    minfrac, rxs = float(args[0]), [re.compile(x) for x in args[1:]]
+    hit = [(s, v) for s, v in st if any(rxs[-1].fullmatch(f) for f in s)]
+    hv = sum(v for _, v in hit)
+    if hv <= 0:
+        fail("no stack has a frame matching /%s/" % args[-1], st)
+    good = sum(v for s, v in hit if subseq(s, rxs))
+    print("%.1f%% of the samples in /%s/ have %s above it" %
+          (100 * good / hv, args[-1], " ... ".join(args[1:-1])))
+    if good / hv < minfrac:
+        worst = max((x for x in hit if not subseq(x[0], rxs)), key=lambda x: x[1])
+        print("e.g. " + ";".join(worst[0]))
+        sys.exit(1)
+elif cmd == "absent_names":
+    # absent_names FILE NAMES_FILE: no frame is one of the names (one a line) of NAMES_FILE.
+    names = set(l.rstrip("\n") for l in open(args[0], encoding="utf-8") if l.strip())
+    hit = sorted(set(f for s, _ in st for f in s if f in names))
+    if hit:
+        fail("%d frames of the list: %s" % (len(hit), ", ".join(hit[:8])), st)
+    print("none of the %d names in %s" % (len(names), args[0]))
+elif cmd == "roots":
+    # roots FILE RX: every stack's root frame (the comm) matches RX.
+    bad = sorted(set(s[0] for s, _ in st if not re.fullmatch(args[0], s[0])))
+    if bad:
+        fail("root frames not matching /%s/: %s" % (args[0], ", ".join(bad[:5])), st)
+    print("all %d stacks start with %s" % (len(st), args[0]))
+elif cmd == "rootof":
+    # rootof FILE FRAME RX: FRAME is present and every stack containing it has a root matching RX.
+    bad = sorted(set(s[0] for s, _ in st if args[0] in s and not re.fullmatch(args[1], s[0])))
+    if incl(st, re.escape(args[0])) <= 0 or bad:
+        fail("stacks with %s have roots %s (want /%s/)" % (args[0], bad, args[1]), st)
+    print("%s: %.1f%% of all, always under %s" % (args[0], 100 * incl(st, re.escape(args[0])) / total,
+                                                 args[1]))
+elif cmd == "below":
+    # below FILE FRAME RX...: in the stacks with FRAME, the frames below it
+    # (callees) match none of RX, and some frame below it exists.
+    rxs = [re.compile(x) for x in args[1:]]
+    below = {}
+    for s, v in st:
+        if args[0] in s:
+            for f in s[s.index(args[0]) + 1:]:
+                below[f] = below.get(f, 0) + v
+    print("below %s: %s" % (args[0], ", ".join("%s %g" % kv for kv in
+                                              sorted(below.items(), key=lambda x: -x[1])[:6])))
+    bad = [f for f in below if any(r.fullmatch(f) for r in rxs)]
+    if not below or bad:
+        fail("want named frames below %s, got %s" % (args[0], bad or "none"), st)
+elif cmd == "hot_offset":
+    # hot_offset FILE RX: RX has one group, a hex offset; print the offset of
+    # the innermost frame matching RX that carries the most value.
+    rx, by = re.compile(args[0]), {}
+    for s, v in st:
+        offs = [m.group(1) for m in map(rx.fullmatch, s) if m]
+        if offs:
+            by[offs[-1]] = by.get(offs[-1], 0) + v
+    if not by:
+        fail("no frame matches /%s/" % args[0], st)
+    print(max(by, key=by.get))
+else:
+    sys.exit("fold.py: unknown command " + cmd)
+EOF
+fold() { python3 "$TMP/fold.py" "$@"; }
+
+# fcheck DESC FOLD_ARGS...: check with fold.py, and show what it measured.
+fcheck() {
+	local desc=$1
+	shift
+	if fold "$@" >"$TMP/fold.out" 2>&1; then
+		ok "$desc"
+		sed 's/^/# /' "$TMP/fold.out"
+	else
+		not_ok "$desc"
+		sed 's/^/# /' "$TMP/fold.out" | head -20
+	fi
+}
+
+# summary_ok NAME FILE: the summary line of $TMP/NAME.err names FILE.
+summary_ok() {
+	check_grep "$1: summary names the output, samples, lost, unnamed share" \
+		"^plateau record: wrote .*$2.*: [0-9,]+ samples( in [0-9.]+s)?, [0-9,]+ lost, unnamed frames in [0-9.]+% of samples" \
+		"$TMP/$1.err"
+}
+
+# one_line NAME PATTERN...: $TMP/NAME.err is a single line matching every ERE.
+one_line() {
+	local name=$1 good=1 p
+	shift
+	[ "$(wc -l <"$TMP/$name.err")" -eq 1 ] || good=0
+	for p in "$@"; do
+		grep -Eq -- "$p" "$TMP/$name.err" || good=0
+	done
+	if [ $good -eq 1 ]; then ok "$name: one line naming it"; else
+		not_ok "$name: want one line matching$(printf ' /%s/' "$@"), got:"
+		head -n 5 "$TMP/$name.err" | sed 's/^/# /'
+	fi
+}
+
+# wait_file FILE: up to 5 s for FILE to appear.
+wait_file() {
+	for _ in $(seq 100); do [ -f "$1" ] && return 0; sleep 0.05; done
+	return 1
+}
+
+# --- build the fixtures --------------------------------------------------
+if ! "$PLATEAU" record --help >"$TMP/help.txt" 2>&1; then
+	not_ok "plateau record --help works (the command exists)"
+	done_testing
+	exit 0
+fi
+CFLAGS_FP="-O2 -g -fno-omit-frame-pointer"
+build() { # build NAME SOURCE FLAGS...
+	local name=$1 src=$2
+	shift 2
+	cc -std=gnu11 "$@" -Wall -Wextra -Werror -pthread -I"$R" "$R/$src" -o "$BIN/$name" \
+		2>"$TMP/build-$name.err"
+}
+built=1
+for f in jit vdso naps burner syscalls; do
+	# shellcheck disable=SC2086
+	build $f $f.c $CFLAGS_FP || {
+		built=0
+		not_ok "build fixture $f"
+		sed 's/^/# /' "$TMP/build-$f.err" | head -5
+	}
+done
+[ $built -eq 1 ] && ok "fixtures build (jit, vdso, naps, burner, syscalls)"
+# Everything else: user nobody runs them from a directory of its own.
+chmod -R a+rX "$BIN"
+
+# A first recording tells whether perf events are allowed at all.
+if ! to 30 "$PLATEAU" record -q -o "$TMP/probe.folded" -- "$BIN/naps" 1 1 1 >/dev/null 2>"$TMP/probe.err" &&
+	grep -Eqi 'paranoid|CAP_PERFMON|CAP_SYS_ADMIN|permission|not permitted' "$TMP/probe.err"; then
+	reason="perf events refused (kernel.perf_event_paranoid=$(cat /proc/sys/kernel/perf_event_paranoid), uid $(id -u)): $(head -n 1 "$TMP/probe.err")"
+	echo "# SKIPPING every recording test: $reason" >&2
+	skip "all plateau record_more tests: $reason"
+	done_testing
+	exit 0
+fi
+
+# --- 1. JIT code: anonymous executable memory named by /tmp/perf-PID.map ---
+jit_pid() { sed -n 's/^pid \([0-9][0-9]*\)$/\1/p' "$TMP/$1.out"; }
+if [ "$(uname -m)" != x86_64 ]; then
+	echo "# SKIPPING the JIT tests: the fixture's machine code is x86-64, this is $(uname -m)" >&2
+	skip "JIT tests: x86-64 machine code, this machine is $(uname -m)"
+else
+	rec jit_html -F 999 -q -o "$TMP/jit.html" -- "$BIN/jit" 200 1
+	p=$(jit_pid jit_html)
+	[ -n "$p" ] && EXTRA+=("/tmp/perf-$p.map")
+	check "jit: the fixture wrote /tmp/perf-$p.map" test -n "$p" -a -s "/tmp/perf-$p.map"
+	fcheck "jit: jit_spin_loop is named and flagged JIT (HTML nameFlags & 4)" \
+		flagged "$TMP/jit.html" 4 jit_spin_loop
+
+	rec jit -F 999 -o "$TMP/jit.folded" -- "$BIN/jit" 300 1
+	p=$(jit_pid jit)
+	[ -n "$p" ] && EXTRA+=("/tmp/perf-$p.map")
+	fcheck "jit: stacks run main ... jit_spin_loop" chain "$TMP/jit.folded" 0.9 main jit_spin_loop
+	fcheck "jit: every stack starts with the comm" rootof "$TMP/jit.folded" jit_spin_loop jit
+	check_grep "jit: jit_spin_loop tops the summary's table" '[0-9.]+%.*  jit_spin_loop$' "$TMP/jit.err"
+	check_grep "jit: under 5% of samples have unnamed frames" \
+		'unnamed frames in [0-4](\.[0-9]+)?% of samples' "$TMP/jit.err"
+	# The JIT code has no CFI and no frame of its own: its caller may be lost.
+	fold chain "$TMP/jit.folded" 0 jit_caller jit_spin_loop | sed 's/^/# note: /'
+
+	rec jit_nomap -F 999 -o "$TMP/jit_nomap.folded" -- "$BIN/jit" 300 0
+	p=$(jit_pid jit_nomap)
+	check "jit_nomap: no perf map was written" test -n "$p" -a ! -e "/tmp/perf-$p.map"
+	check_grep "jit_nomap: the summary gives the reason, JIT code without /tmp/perf-PID.map" \
+		'^plateau record: wrote .*unnamed frames in ([5-9][0-9]|100)(\.[0-9]+)?% of samples \(.*JIT code without /tmp/perf-PID\.map [0-9.]+%' \
+		"$TMP/jit_nomap.err"
+	fcheck "jit_nomap: the code shows as [anon]+0xOFFSET under main" \
+		chain "$TMP/jit_nomap.folded" 0.9 main '\[anon\]\+0x[0-9a-f]+'
+	fcheck "jit_nomap: no jit_spin_loop without the map" absent "$TMP/jit_nomap.folded" jit_spin_loop
+	for m in "${EXTRA[@]}"; do rm -f "$m"; done
+	check "jit: the perf maps are removed" test -z "$(ls "${EXTRA[@]}" 2>/dev/null)"
+fi
+
+# --- 2. a deleted binary: -p on a process whose file is gone --------------
+cp "$BIN/burner" "$TMP/gone_bin"
+rm -f "$TMP/gone.pid"
+"$TMP/gone_bin" 1500 1 "$TMP/gone.pid" &
+gpid=$!
+wait_file "$TMP/gone.pid"
+rm -f "$TMP/gone_bin"
+rec deleted -p "$gpid" -d 0.5 -F 999 -o "$TMP/deleted.folded"
+kill "$gpid" 2>/dev/null
+wait "$gpid" 2>/dev/null
+summary_ok deleted deleted.folded
+# The fixture was built by cc: no /usr/lib/debug file by build-id, so unnamed.
+check_grep "deleted: the summary gives the reason, file deleted" \
+	'^plateau record: wrote .*unnamed frames in [1-9][0-9.]*% of samples \(.*file deleted [1-9][0-9.]*%' \
+	"$TMP/deleted.err"
+fcheck "deleted: frames are named 'gone_bin (deleted)+0xOFFSET'" \
+	frames "$TMP/deleted.folded" 'gone_bin \(deleted\)\+0x[0-9a-f]+'
+fcheck "deleted: every stack starts with the comm" roots "$TMP/deleted.folded" gone_bin
+off=$(fold hot_offset "$TMP/deleted.folded" 'gone_bin \(deleted\)\+(0x[0-9a-f]+)')
+check "deleted: the hottest offset ($off) is burner_spin for addr2line -e burner" \
+	test "$(addr2line -f -e "$BIN/burner" "$off" 2>&1 | head -n 1)" = burner_spin
+grep '^plateau record: .*do not reach' "$TMP/deleted.err" | sed 's/^/# note: /'
+
+# --- 3. the vDSO: clock_gettime(CLOCK_MONOTONIC) in a loop ------------------
+rec vdso -F 999 -o "$TMP/vdso.folded" -- "$BIN/vdso" 300
+fcheck "vdso: frames below vdso_caller are named, not [vdso]+0x..." \
+	below "$TMP/vdso.folded" vdso_caller '\[vdso\].*' '.*\+0x[0-9a-f]+'
+fcheck "vdso: the vDSO's function named below libc's clock_gettime" \
+	chain "$TMP/vdso.folded" 0.5 vdso_caller clock_gettime '(__vdso_)?clock_gettime'
+check "vdso: no status line when stderr is not a terminal" awk '/\r/ { exit 1 }' "$TMP/vdso.err"
+
+# --- 4. -a: the whole system while a fixture burns --------------------------
+rm -f "$TMP/all.pid"
+"$BIN/burner" 2500 1 "$TMP/all.pid" &
+bpid=$!
+wait_file "$TMP/all.pid"
+rec all -a -d 1 -o "$TMP/all.folded"
+kill "$bpid" 2>/dev/null
+wait "$bpid" 2>/dev/null
+summary_ok all all.folded
+fcheck "all: burner_spin appears, under the comm burner" rootof "$TMP/all.folded" burner_spin burner
+echo "# roots: $(cut -d';' -f1 "$TMP/all.folded" | sort | uniq -c | sort -rn | head -6 |
+	awk '{ printf "%s%s %s", NR > 1 ? ", " : "", $2, $1 }') (stacks)"
+
+# --- 5. --min-block: short blocks dropped ----------------------------------
+rec minblock -e offcpu --min-block 50ms -o "$TMP/minblock.folded" -- "$BIN/naps" 10 30 200
+fcheck "minblock: long_nap (200 ms) kept" frames "$TMP/minblock.folded" long_nap
+fcheck "minblock: short_naps (30 x 10 ms) dropped (at most 5%)" \
+	at_most "$TMP/minblock.folded" short_naps 5
+rec noblock -e offcpu -q -o "$TMP/noblock.folded" -- "$BIN/naps" 10 30 200
+fcheck "noblock: without --min-block both appear" frames "$TMP/noblock.folded" short_naps long_nap
+to 30 "$PLATEAU" record -e offcpu --min-block bogus -o "$TMP/x.folded" -- "$BIN/naps" 1 1 1 \
+	>/dev/null 2>"$TMP/minblock_bogus.err"
+rc=$?
+check "--min-block bogus: exit 2 (got $rc)" test "$rc" -eq 2
+one_line minblock_bogus 'error' 'min-block' 'bogus'
+check "--min-block bogus: no output written" test ! -e "$TMP/x.folded"
+
+# --- 6. an unprivileged user ------------------------------------------------
+paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)
+if command -v runuser >/dev/null 2>&1; then
+	AS_NOBODY=(runuser -u nobody --)
+elif command -v setpriv >/dev/null 2>&1; then
+	AS_NOBODY=(setpriv --reuid=nobody --regid="$(id -g nobody 2>/dev/null)" --clear-groups --)
+else
+	AS_NOBODY=()
+fi
+why=""
+if [ "$(id -u)" -ne 0 ]; then
+	why="not root: cannot become user nobody"
+elif [ ${#AS_NOBODY[@]} -eq 0 ]; then
+	why="neither runuser nor setpriv (util-linux) is installed"
+elif ! id nobody >/dev/null 2>&1; then
+	why="there is no user nobody"
+elif [ "$paranoid" -lt 2 ]; then
+	why="kernel.perf_event_paranoid is $paranoid (< 2): an unprivileged user is allowed kernel stacks and context switches, so the refusals under test do not happen"
+elif ! "${AS_NOBODY[@]}" test -x "$PLATEAU"; then
+	why="user nobody cannot run $PLATEAU (a parent directory is not searchable)"
+fi
+if [ -n "$why" ]; then
+	echo "# SKIPPING the unprivileged tests: $why" >&2
+	skip "unprivileged tests: $why"
+else
+	NOB=$(mktemp -d /tmp/plateau-nobody.XXXXXX)
+	EXTRA+=("$NOB")
+	chmod 0777 "$NOB"
+	cp "$BIN/syscalls" "$BIN/naps" "$NOB/"
+	chmod 0755 "$NOB/syscalls" "$NOB/naps"
+	# nobody NAME ARGS...: `plateau record ARGS` as user nobody, in $NOB; $rc.
+	nobody() {
+		local name=$1
+		shift
+		(cd "$NOB" && to 60 "${AS_NOBODY[@]}" "$PLATEAU" record "$@") \
+			>"$TMP/$name.out" 2>"$TMP/$name.err"
+		rc=$?
+	}
+	# Control, as root: the fixture does spend time in kernel frames.
+	rec sys_root -F 999 -q -o "$TMP/sys_root.html" -- "$BIN/syscalls" 300
+	fold names_with "$TMP/sys_root.html" 2 >"$TMP/kernel.names"
+	check "sys_root: as root, kernel frames under syscall_caller ($(wc -l <"$TMP/kernel.names") names)" \
+		test -s "$TMP/kernel.names"
+
+	nobody nobody_cpu -F 999 -o "$NOB/cpu.folded" -- "$NOB/syscalls" 300
+	check "nobody -e cpu: exit 0 (got $rc)" test "$rc" -eq 0
+	check_grep "nobody -e cpu: the summary follows" '^plateau record: wrote .*cpu\.folded' "$TMP/nobody_cpu.err"
+	check_grep "nobody -e cpu: a warning naming kernel.perf_event_paranoid and CAP_PERFMON" \
+		'warning.*kernel\.perf_event_paranoid.*CAP_PERFMON' "$TMP/nobody_cpu.err"
+	check "nobody -e cpu: the warning is one line" test "$(grep -c 'warning' "$TMP/nobody_cpu.err")" -eq 1
+	grep warning "$TMP/nobody_cpu.err" | sed 's/^/# /'
+	fcheck "nobody -e cpu: user frames recorded" chain "$NOB/cpu.folded" 0.5 main syscall_caller
+	fcheck "nobody -e cpu: no kernel frames in the folded output (none of root's)" \
+		absent_names "$NOB/cpu.folded" "$TMP/kernel.names"
+	fcheck "nobody -e cpu: no unnamed kernel frames" absent "$NOB/cpu.folded" '\[kernel\.kallsyms\].*'
+
+	nobody nobody_offcpu -e offcpu -o "$NOB/offcpu.folded" -- "$NOB/naps" 1 1 1
+	check "nobody -e offcpu: exit 1 (got $rc)" test "$rc" -eq 1
+	one_line nobody_offcpu 'error' 'context-switches' 'kernel\.perf_event_paranoid=1'
+	nobody nobody_all -a -d 1 -o "$NOB/all.folded"
+	check "nobody -a: exit 1 (got $rc)" test "$rc" -eq 1
+	one_line nobody_all 'error' 'kernel\.perf_event_paranoid=0'
+fi
+
+# --- 7. the live status line on a terminal ------------------------------------
+if ! command -v script >/dev/null 2>&1; then
+	echo "# SKIPPING the status line tests: script(1) from util-linux (Debian: bsdutils) is missing" >&2
+	skip "status line: script(1) missing (bsdutils)"
+else
+	cmd=$(printf '%q ' "$PLATEAU" record -d 1 -o "$TMP/tty.folded" -- "$BIN/naps" 20 100 100)
+	to 30 script -qefc "$cmd" /dev/null >"$TMP/tty.out" 2>&1 </dev/null
+	rc=$?
+	check "tty: exit 0 under script(1) (got $rc)" test "$rc" -eq 0
+	check_grep "tty: a status line: CR, elapsed, samples, lost" \
+		$'\rplateau record: [0-9.]+s, [0-9]+ samples, [0-9]+ lost' "$TMP/tty.out"
+	check_grep "tty: the summary is printed after it" '^(.*\r)?plateau record: wrote .*tty\.folded' "$TMP/tty.out"
+	echo "# $(tr '\r' '\n' <"$TMP/tty.out" | grep -c 'samples, .* lost') status updates"
+	cmd=$(printf '%q ' "$PLATEAU" record -q -d 0.5 -o "$TMP/ttyq.folded" -- "$BIN/naps" 20 100 100)
+	to 30 script -qefc "$cmd" /dev/null >"$TMP/ttyq.out" 2>&1 </dev/null
+	check "tty: -q prints nothing, no status line either" test ! -s "$TMP/ttyq.out"
+fi
+
+# --- 8. lost records are reported, consistently ----------------------------------
+# lost_ok NAME: the "the kernel dropped N records" line appears iff the
+# summary's "N lost" is nonzero, with the same N.
+lost_ok() {
+	local n d
+	n=$(sed -n 's/^plateau record: wrote .*samples[^,]*, \([0-9,]*\) lost,.*/\1/p' "$TMP/$1.err" | tr -d ,)
+	d=$(sed -n 's/^plateau record: the kernel dropped \([0-9,]*\) records.*/\1/p' "$TMP/$1.err" | tr -d ,)
+	echo "# $1: $(grep -m1 '^plateau record: wrote' "$TMP/$1.err" | sed 's/.*): //')"
+	if [ -z "$n" ]; then
+		not_ok "$1: no 'N lost' in the summary"
+	elif [ "$n" -gt 0 ] && [ "$d" = "$n" ]; then
+		ok "$1: $n lost, and the 'kernel dropped $n records' line"
+	elif [ "$n" -eq 0 ] && [ -z "$d" ]; then
+		ok "$1: 0 lost, and no 'kernel dropped' line"
+	else
+		not_ok "$1: summary says $n lost, the dropped line says '${d:-(none)}'"
+	fi
+}
+rec lost -F 20000 --mmap-pages 1 -o "$TMP/lost.folded" -- "$BIN/burner" 1000 2
+lost_ok lost
+check_grep "lost: the remedy is named" 'lower -F or raise --mmap-pages|^plateau record: wrote .* 0 lost' "$TMP/lost.err"
+rec lost_fp -F 20000 -g fp --mmap-pages 1 -o "$TMP/lost_fp.folded" -- "$BIN/burner" 1000 2
+lost_ok lost_fp
+check_grep "lost_fp: samples were still recorded" '^plateau record: wrote .*: [1-9][0-9,]* samples' "$TMP/lost_fp.err"
+
+echo "# record_more.sh took ${SECONDS} s"
+done_testing
