@@ -42,6 +42,8 @@ struct rec_map {
 	uint32_t path;	 /* in r->strs */
 	uint32_t bid;	 /* hex build-id in r->strs, 0 when unknown */
 	uint32_t jitpid; /* anonymous executable memory: the pid whose perf map names it */
+	uint32_t delpid; /* a deleted file: the pid whose /proc/PID/map_files still opens it */
+	bool del_warm;	 /* ... and the warmer loaded it from there (not part of the key) */
 	struct sym_module *sm;
 };
 
@@ -260,6 +262,30 @@ static bool path_is_anon(const char *path)
 	       !strncmp(path, "/memfd:", 7);
 }
 
+static bool path_is_deleted(const char *path)
+{
+	size_t len = strlen(path);
+
+	return len > 10 && !strcmp(path + len - 10, " (deleted)");
+}
+
+/*
+ * The file to read for mapping m: a deleted file is still open through
+ * /proc/PID/map_files while the process lives (root, or CAP_SYS_ADMIN),
+ * so upgraded-while-running services keep their names.
+ */
+static const char *map_file(const struct recorder *r, const struct rec_map *m, char *buf,
+			    size_t size, bool must_exist)
+{
+	if (m->delpid) {
+		snprintf(buf, size, "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, m->delpid, m->start,
+			 m->end);
+		if (!must_exist || !access(buf, R_OK))
+			return buf;
+	}
+	return strtab_str(&r->strs, m->path);
+}
+
 static uint32_t map_intern(struct recorder *r, const char *path, uint64_t start, uint64_t end,
 			   uint64_t pgoff, const char *bid, uint32_t pid)
 {
@@ -269,7 +295,8 @@ static uint32_t map_intern(struct recorder *r, const char *path, uint64_t start,
 	m.path = strtab_intern_str(&r->strs, path);
 	m.bid = bid ? strtab_intern_str(&r->strs, bid) : 0;
 	m.jitpid = path_is_anon(path) ? pid : 0;
-	id = strtab_intern(&r->keymap, (const char *)&m, offsetof(struct rec_map, sm));
+	m.delpid = path_is_deleted(path) ? pid : 0;
+	id = strtab_intern(&r->keymap, (const char *)&m, offsetof(struct rec_map, del_warm));
 	if (id < r->nr_maps)
 		return id;
 	ALLOC_GROW(r->maps, id + 1, r->alloc_maps);
@@ -303,8 +330,12 @@ static void proc_add_map(struct recorder *r, struct rec_proc *p, uint32_t id)
 	memmove(p->maps + lo + 1, p->maps + lo, (p->nr_maps - lo) * sizeof(*p->maps));
 	p->maps[lo] = id;
 	p->nr_maps++;
-	if (p->uw && !path_is_anon(strtab_str(&r->strs, m->path)))
-		unwinder_add_map(p->uw, strtab_str(&r->strs, m->path), m->start, m->end, m->pgoff);
+	if (p->uw && !path_is_anon(strtab_str(&r->strs, m->path))) {
+		char buf[96];
+
+		unwinder_add_map(p->uw, map_file(r, m, buf, sizeof(buf), true), m->start, m->end,
+				 m->pgoff);
+	}
 }
 
 static uint32_t proc_map_of(const struct recorder *r, const struct rec_proc *p, uint64_t addr)
@@ -770,7 +801,15 @@ static void warm_map(struct recorder *r, uint32_t map, uint64_t addr)
 	} else if (m->jitpid || path[0] == '[') {
 		return; /* perf maps change while the JIT runs; the vDSO is cheap */
 	}
-	j.path = xstrdup(path);
+	if (m->delpid) {
+		char buf[96];
+
+		path = map_file(r, m, buf, sizeof(buf), true);
+		r->maps[map].del_warm = path == buf;
+		j.path = xstrdup(path);
+	} else {
+		j.path = xstrdup(path);
+	}
 	j.bid = m->bid ? xstrdup(strtab_str(&r->strs, m->bid)) : NULL;
 	pthread_mutex_lock(&w->lock);
 	ALLOC_GROW(w->jobs, w->nr + 1, w->alloc);
@@ -828,10 +867,11 @@ static struct unwinder *proc_unwinder(struct recorder *r, struct rec_proc *p)
 	p->uw = unwinder_new();
 	for (size_t i = 0; i < p->nr_maps; i++) {
 		const struct rec_map *m = &r->maps[p->maps[i]];
-		const char *path = strtab_str(&r->strs, m->path);
+		char buf[96];
 
-		if (!path_is_anon(path))
-			unwinder_add_map(p->uw, path, m->start, m->end, m->pgoff);
+		if (!path_is_anon(strtab_str(&r->strs, m->path)))
+			unwinder_add_map(p->uw, map_file(r, m, buf, sizeof(buf), true), m->start,
+					 m->end, m->pgoff);
 	}
 	return p->uw;
 }
@@ -1304,6 +1344,10 @@ static struct sym_module *map_module(struct symctx *c, uint32_t id)
 		}
 		m->sm = symbolizer_module(c->s, f, m->start, m->end, 0, NULL);
 	} else {
+		char file[96];
+
+		/* a deleted file the warmer opened through map_files is in the symbolizer already */
+		path = map_file(r, m, file, sizeof(file), !m->del_warm);
 		m->sm = symbolizer_module(c->s, path, m->start, m->end, m->pgoff,
 					  m->bid ? strtab_str(&r->strs, m->bid) : NULL);
 	}

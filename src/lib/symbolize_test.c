@@ -883,9 +883,9 @@ static void test_eh_corrupt(void **state)
 		{"pc_range 0", EH_AT_FDE, 12, 4, 0, false, rest, ~0u},
 		{"CIE version 2", EH_AT_CIE, 8, 1, 2, false, 0, one},
 		{"CIE augmentation zX", EH_AT_CIE, 10, 1, 'X', false, 0, one},
-		{"CIE FDE encoding indirect", EH_AT_CIE, 17, 1, 0x9b, false, 0, one},
-		{"CIE FDE encoding datarel", EH_AT_CIE, 17, 1, 0x3b, false, 0, one},
-		{"CIE augmentation length huge", EH_AT_CIE, 16, 1, 0x7f, false, 0, one},
+		{"CIE FDE encoding indirect", EH_AT_CIE, 16, 1, 0x9b, false, 0, one},
+		{"CIE FDE encoding datarel", EH_AT_CIE, 16, 1, 0x3b, false, 0, one},
+		{"CIE augmentation length huge", EH_AT_CIE, 15, 1, 0x7f, false, 0, one},
 		{"CIE id not 0", EH_AT_CIE, 4, 1, 1, false, 0, one},
 	};
 	struct eh_image im;
@@ -899,8 +899,8 @@ static void test_eh_corrupt(void **state)
 		const unsigned char *cie = im.buf + fde + 4 - le32(im.buf + fde + 4);
 
 		assert_memory_equal(cie + 8, "\x01zR\0", 4);
-		assert_int_equal(cie[16], 1);
-		assert_int_equal(cie[17], 0x1b);
+		assert_int_equal(cie[15], 1);
+		assert_int_equal(cie[16], 0x1b);
 		/* pc_begin is pc-relative: it names eh_one. */
 		assert_int_equal(im.frame.addr + (fde - im.frame.off) + 8 +
 					 (uint64_t)(int32_t)le32(im.buf + fde + 8),
