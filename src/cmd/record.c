@@ -178,9 +178,10 @@ static void print_summary(const struct record_stats *st, const char *out, const 
 		snprintf(reasons + len, sizeof(reasons) - len, ")");
 	fprintf(stderr,
 		"plateau record: wrote %s (%s): %" PRIu64 " samples in %.2fs, %" PRIu64
-		" lost, unnamed frames in %.1f%% of samples%s\n",
+		" lost, unnamed frames in %.1f%% of samples%s, %.1f%% of user stacks truncated\n",
 		out, fmt, n, (double)st->duration_ns / 1e9, st->lost + st->lost_samples,
-		n ? 100.0 * (double)st->unnamed_samples / (double)n : 0.0, reasons);
+		n ? 100.0 * (double)st->unnamed_samples / (double)n : 0.0, reasons,
+		n ? 100.0 * (double)st->truncated_samples / (double)n : 0.0);
 	if (st->lost || st->lost_samples)
 		fprintf(stderr,
 			"plateau record: the kernel dropped %" PRIu64 " records (ring full): "
