@@ -10,11 +10,13 @@
  * the exit.
  *
  * At exit it writes one line, to stdout or to the file given by -r:
- *   elapsed_ns=N exit_mono_ns=N cpu_ns=N threads=N rounds=N checksum=N
+ *   elapsed_ns=N exit_mono_ns=N cpu_ns=N parent_cpu_ns=N threads=N rounds=N checksum=N
  * exit_mono_ns is CLOCK_MONOTONIC at the end, so that a driver can time
  * what a profiler does after the workload exited (same clock system-wide);
- * cpu_ns is the process's own user + system time, so that a driver can
- * tell the profiler's CPU from the workload's.
+ * cpu_ns is the process's own user + system time; parent_cpu_ns the CPU
+ * time its parent (the profiler, when run under one) used while the
+ * workload ran, from /proc/PPID/task/TID/schedstat, so that a driver can
+ * tell the profiler's CPU during the run from its start-up and exit work.
  *
  * Build: cc -O2 -g [-fno-omit-frame-pointer] -pthread burn-threads.c
  * Usage: burn-threads [-t THREADS] [-n ROUNDS] [-r REPORT_FILE]
@@ -26,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <dirent.h>
 #include <unistd.h>
 #include <sys/resource.h>
 
@@ -58,6 +61,33 @@ static uint64_t cpu_ns(void)
 		return 0;
 	return ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000u +
 	       ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000u;
+}
+
+/* On-CPU nanoseconds of all threads of process pid so far (0 when unreadable). */
+static uint64_t task_cpu_ns(pid_t pid)
+{
+	char path[64];
+	unsigned long long ns, sum = 0;
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	if (!(d = opendir(path)))
+		return 0;
+	while ((de = readdir(d))) {
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/schedstat", (int)pid, de->d_name);
+		if ((f = fopen(path, "r"))) {
+			if (fscanf(f, "%llu", &ns) == 1)
+				sum += ns;
+			fclose(f);
+		}
+	}
+	closedir(d);
+	return sum;
 }
 
 static inline uint64_t rnd(uint64_t *s)
@@ -136,7 +166,7 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	uint64_t t0 = mono_ns(), sum = 0, t1;
+	uint64_t t0 = mono_ns(), p0 = task_cpu_ns(getppid()), sum = 0, t1, p1;
 	struct worker w[MAX_THREAD];
 	long rounds = 8000;
 	int nthreads = 2, c;
@@ -165,10 +195,11 @@ int main(int argc, char **argv)
 		sum += w[i].sum;
 	}
 	t1 = mono_ns();
+	p1 = task_cpu_ns(getppid());
 	fprintf(out,
-		"elapsed_ns=%llu exit_mono_ns=%llu cpu_ns=%llu threads=%d rounds=%ld "
-		"checksum=%llu\n",
+		"elapsed_ns=%llu exit_mono_ns=%llu cpu_ns=%llu parent_cpu_ns=%llu threads=%d "
+		"rounds=%ld checksum=%llu\n",
 		(unsigned long long)(t1 - t0), (unsigned long long)t1, (unsigned long long)cpu_ns(),
-		nthreads, rounds, (unsigned long long)sum);
+		(unsigned long long)(p1 - p0), nthreads, rounds, (unsigned long long)sum);
 	return fclose(out) ? 1 : 0;
 }

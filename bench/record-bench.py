@@ -23,7 +23,7 @@ plateau and symbolize_bench.  Environment:
 1. overhead: bench/burn-threads.c (2 threads, fixed work) unprofiled, under
    `plateau record` and under `perf record -g` (and --call-graph dwarf, the
    perf mode that gives the stacks plateau gives on code without frame
-   pointers) at -F 99 and -F 999; runs interleaved, configuration order
+   pointers; -F 99 only) at -F 99 and -F 999; runs interleaved, configuration order
    rotated each round.  The time is the workload's own wall time (it
    times itself from main to the last join), so the profiler's CPU on the
    same 2 cores counts, but not its start-up before exec nor its work
@@ -132,6 +132,7 @@ def overhead_configs(record_ok, perf_ok, out_pb, out_data):
         if perf_ok:
             cfgs.append(("perf record -F %s -g" % hz, lambda hz=hz: [
                 "perf", "record", "-q", "-F", hz, "-g", "-o", out_data, "--"]))
+        if perf_ok and hz == "99":
             cfgs.append(("perf record -F %s dwarf" % hz, lambda hz=hz: [
                 "perf", "record", "-q", "-F", hz, "--call-graph", "dwarf", "-o", out_data,
                 "--"]))
@@ -154,6 +155,45 @@ def overhead_run(name, cmd, report):
     sys.exit("bench: %s failed twice" % name)
 
 
+def overhead_table(cfgs, res):
+    """Per configuration: wall median/min and CPU; returns {name: (median, min)}."""
+    base_cpu = med([r["work"] for r in res["unprofiled"]])
+    print("  %-24s %8s %8s %7s %7s %8s %8s %7s %8s" % (
+        "", "wall med", "wall min", "d med", "d min", "work CPU", "prof run", "d CPU",
+        "prof all"))
+    out = {}
+    for name, _ in cfgs:
+        el = [r["wall"] for r in res[name]]
+        out[name] = (med(el), min(el))
+        b = out.get("unprofiled", out[name])
+        print("  %-24s %7.3fs %7.3fs %+6.1f%% %+6.1f%% %7.3fs %7.3fs %+6.1f%% %7.3fs" % (
+            name, med(el), min(el), 100 * (med(el) / b[0] - 1), 100 * (min(el) / b[1] - 1),
+            med([r["work"] for r in res[name]]), med([r["run"] for r in res[name]]),
+            100 * (med([r["work"] + r["run"] for r in res[name]]) / base_cpu - 1),
+            med([r["all"] for r in res[name]])))
+    return out
+
+
+def overhead_verdict(out, hz):
+    mine = out.get("plateau record -F " + hz)
+    peer = out.get("perf record -F %s -g" % hz)
+    base = out["unprofiled"]
+    if not mine:
+        print("  => -F %s: plateau record not available: only the peer side was measured" % hz)
+        return
+    r = mine[0] / base[0]
+    line = "  => -F %s: plateau/unprofiled %.3f (min %.3f; goal <= 1.01: %s)" % (
+        hz, r, mine[1] / base[1], "met" if r <= 1.01 else "NOT MET")
+    if peer:
+        line += "; perf -g/unprofiled %.3f; plateau/perf -g %.3f (min %.3f; goal <= 1: %s)" % (
+            peer[0] / base[0], mine[0] / peer[0], mine[1] / peer[1],
+            "met" if mine[0] <= peer[0] else "NOT MET")
+    dwarf = out.get("perf record -F %s dwarf" % hz)
+    if dwarf:
+        line += "; plateau/perf dwarf %.3f" % (mine[0] / dwarf[0])
+    print(line)
+
+
 def overhead(record_ok, perf_ok):
     exe, cflags = build_workload()
     runs = env_int("RUNS", 5)
@@ -161,8 +201,12 @@ def overhead(record_ok, perf_ok):
     out_data = os.path.join(bench_dir, "overhead.perf.data")
     report = os.path.join(bench_dir, "overhead.report")
     cfgs = overhead_configs(record_ok, perf_ok, out_pb, out_data)
-    print("overhead: bench/burn-threads.c (%s), 2 threads, fixed work; %d interleaved runs "
-          "each; time = the workload's own wall time" % (cflags, runs))
+    print("overhead: bench/burn-threads.c (%s), 2 threads, fixed work; %d interleaved runs each;"
+          " load average %.2f at the start" % (cflags, runs, os.getloadavg()[0]))
+    print("  wall: the workload's own wall time (d: change against unprofiled); work CPU: its"
+          " CPU time;\n  prof run: the profiler's CPU while the workload ran; d CPU: work + prof"
+          " run against unprofiled work;\n  prof all: the profiler's CPU in all (start-up and"
+          " writing the output included)")
     res = {name: [] for name, _ in cfgs}
     for r in range(runs):
         for i in range(len(cfgs)):
@@ -171,31 +215,13 @@ def overhead(record_ok, perf_ok):
                 if os.path.exists(f):
                     os.unlink(f)
             rep, cpu = overhead_run(name, prefix() + workload_cmd(exe, report), report)
-            res[name].append((rep["elapsed_ns"] / 1e9, cpu))
-    base = med([e for e, _ in res["unprofiled"]])
-    print("  %-26s %9s %15s %10s %14s" % ("", "median s", "min..max s", "vs unprof", "profiler CPU s"))
-    for name, _ in cfgs:
-        el = [e for e, _ in res[name]]
-        extra = med([c for _, c in res[name]]) if name != "unprofiled" else 0.0
-        print("  %-26s %9.3f %7.3f..%-7.3f %+9.1f%% %14.3f" % (
-            name, med(el), min(el), max(el), 100 * (med(el) / base - 1), extra))
+            res[name].append({"wall": rep["elapsed_ns"] / 1e9, "work": rep["cpu_ns"] / 1e9,
+                              "run": rep["parent_cpu_ns"] / 1e9, "all": cpu})
+    out = overhead_table(cfgs, res)
     for hz in ("99", "999"):
-        mine = res.get("plateau record -F " + hz)
-        peer = res.get("perf record -F %s -g" % hz)
-        if not mine:
-            print("  -F %s: plateau record not available: only the peer side was measured" % hz)
-            continue
-        m = med([e for e, _ in mine])
-        line = "  => -F %s: plateau/unprofiled %.3f (%+.1f%%; goal <= +1%%: %s)" % (
-            hz, m / base, 100 * (m / base - 1),
-            "met" if m / base <= 1.01 else "NOT MET")
-        if peer:
-            p = med([e for e, _ in peer])
-            dw = med([e for e, _ in res["perf record -F %s dwarf" % hz]])
-            line += "; perf -g/unprofiled %.3f; plateau/perf -g %.3f (goal <= 1: %s)" % (
-                p / base, m / p, "met" if m <= p else "NOT MET")
-            line += "; plateau/perf dwarf %.3f" % (m / dw)
-        print(line)
+        overhead_verdict(out, hz)
+    print("  load average %.2f at the end (2 cores: above ~0.5 other work competes)" %
+          os.getloadavg()[0])
 
 
 # ---------------------------------------------------------------- end to end
@@ -360,8 +386,9 @@ def symbolize():
     for path in sym_files():
         addrs = os.path.join(bench_dir, "sym.addrs")
         names_file = os.path.join(bench_dir, "sym.names")
-        _, probe = sym_plateau(path, 2000)
-        n = min(n_all, max(2000, int(2000 / probe["cold_s"] * budget * 2) // 1000 * 1000))
+        # Both passes within about the peers' budget: fewer addresses when plateau is slow.
+        _, probe = sym_plateau(path, 5000)
+        n = min(n_all, max(5000, int(5000 / probe["cold_s"] * budget / 2) // 1000 * 1000))
         print("symbolize: %s, %d random .text addresses (seed 42)%s" % (
             path, n, "" if n == n_all else "; fewer than SYM_N: plateau is slow on this file"))
         out, res = sym_plateau(path, n, addrs, names_file)

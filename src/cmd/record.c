@@ -251,6 +251,12 @@ int cmd_record(int argc, const char **argv)
 		die_usage("-d must be a number of seconds, not %g", duration);
 	if (pages < 0 || (pages & (pages - 1)))
 		die_usage("--mmap-pages must be a power of two, not %d", pages);
+	if (pages && !(cg && !strcmp(cg, "fp")) &&
+	    (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE) < 4 * ((uint64_t)stack_size + 1024))
+		die_usage(
+			"--mmap-pages %d is too small for samples of %d stack bytes: give at least "
+			"%d bytes (4 samples), or lower --stack-size",
+			pages, stack_size, 4 * (stack_size + 1024));
 	if (min_block && (mb = parse_duration(min_block)) < 0)
 		die_usage("--min-block takes a duration such as 100us or 2ms, not '%s'", min_block);
 	fmt = format ? format_from_name(format) : format_from_filename(out_path);
@@ -272,6 +278,8 @@ int cmd_record(int argc, const char **argv)
 	ro.ring_pages = (unsigned)pages;
 	free(events);
 
+	/* Fail before recording, not after, when the output cannot be written. */
+	out = cmd_output_open(out_path);
 	install(SIGINT, on_stop_signal);
 	install(SIGTERM, on_stop_signal);
 	install(SIGHUP, on_stop_signal);
@@ -322,7 +330,6 @@ int cmd_record(int argc, const char **argv)
 	p = recorder_profile(r, &err);
 	if (!p)
 		die("%s", err.msg);
-	out = cmd_output_open(out_path);
 	cmd_write_profile(p, fmt, p->default_type, out, out_path);
 	cmd_output_close(out, out_path);
 	if (!quiet) {

@@ -120,6 +120,7 @@ struct recorder {
 	uint64_t last_status;
 	volatile sig_atomic_t *stop;
 	char vdso_path[64];
+	int vdso_fd;
 	bool done;
 	struct warmer *warm;
 };
@@ -189,8 +190,8 @@ void recorder_free(struct recorder *r)
 		free(r->threads[i].pending);
 	for (size_t i = 0; i < r->nr_queue; i++)
 		free(r->queue[i]);
-	if (r->vdso_path[0])
-		unlink(r->vdso_path);
+	if (r->vdso_fd > 0)
+		close(r->vdso_fd);
 	free(r->queue);
 	free(r->procs);
 	free(r->threads);
@@ -696,11 +697,24 @@ struct warmer {
 	pthread_cond_t cond;
 	struct warm_job *jobs;
 	size_t nr, alloc, next;
-	bool quit;
+	bool quit, busy, abandoned;
 	struct symbolizer *s; /* owned by the thread until it is joined */
 	uint8_t *queued;      /* per map id: already given to the thread */
 	size_t nr_queued;
 };
+
+static void warm_free(struct warmer *w)
+{
+	for (size_t i = 0; i < w->nr; i++) {
+		free(w->jobs[i].path);
+		free(w->jobs[i].bid);
+	}
+	pthread_mutex_destroy(&w->lock);
+	pthread_cond_destroy(&w->cond);
+	free(w->jobs);
+	free(w->queued);
+	free(w);
+}
 
 static void *warm_main(void *arg)
 {
@@ -720,10 +734,21 @@ static void *warm_main(void *arg)
 		if (w->quit)
 			break;
 		j = w->jobs[w->next++];
+		w->busy = true;
 		pthread_mutex_unlock(&w->lock);
 		m = symbolizer_module(w->s, j.path, j.start, j.end, j.pgoff, j.bid);
 		symbolizer_lookup(w->s, m, j.addr, out, ARRAY_SIZE(out), &e);
 		pthread_mutex_lock(&w->lock);
+		w->busy = false;
+		if (w->abandoned)
+			break;
+	}
+	if (w->abandoned) {
+		/* the recorder went on without us: everything left here is ours to free */
+		pthread_mutex_unlock(&w->lock);
+		symbolizer_free(w->s);
+		warm_free(w);
+		return NULL;
 	}
 	pthread_mutex_unlock(&w->lock);
 	return NULL;
@@ -748,32 +773,37 @@ static void warm_start(struct recorder *r)
 static struct symbolizer *warm_stop(struct recorder *r)
 {
 	struct warmer *w = r->warm;
+	struct sched_param sp = {0};
 	struct symbolizer *s;
 
 	if (!w)
 		return NULL;
+	r->warm = NULL;
 	pthread_mutex_lock(&w->lock);
 	w->quit = true;
 	pthread_cond_signal(&w->cond);
+	/*
+	 * The profile waits for it now: back to normal priority, as a busy
+	 * target may keep every CPU.  An unprivileged process may not leave
+	 * SCHED_IDLE: then a thread still loading is left to finish alone
+	 * and the end loads what it needs itself.
+	 */
+	if (pthread_setschedparam(w->thread, SCHED_OTHER, &sp)) {
+		/* Idle, its symbolizer is not in use: take it and let it exit alone. */
+		s = w->busy ? NULL : w->s;
+		if (s)
+			w->s = NULL;
+		w->abandoned = true;
+		free(w->queued);
+		w->queued = NULL;
+		pthread_mutex_unlock(&w->lock);
+		pthread_detach(w->thread);
+		return s;
+	}
 	pthread_mutex_unlock(&w->lock);
-	/* The profile waits for it now: back to normal priority (a busy -p target keeps running). */
-	{
-		struct sched_param sp = {0};
-
-		pthread_setschedparam(w->thread, SCHED_OTHER, &sp);
-	}
 	pthread_join(w->thread, NULL);
-	for (size_t i = 0; i < w->nr; i++) {
-		free(w->jobs[i].path);
-		free(w->jobs[i].bid);
-	}
 	s = w->s;
-	pthread_mutex_destroy(&w->lock);
-	pthread_cond_destroy(&w->cond);
-	free(w->jobs);
-	free(w->queued);
-	free(w);
-	r->warm = NULL;
+	warm_free(w);
 	return s;
 }
 
@@ -1278,7 +1308,11 @@ const char *record_reason_str(unsigned i)
 	return sym_reason_str((enum sym_reason)i);
 }
 
-/* The vDSO is the same image in every process: dump ours once for the symbolizer. */
+/*
+ * The vDSO is the same image in every process: copy ours once into a
+ * memfd (nothing to clean up, whatever happens) and read it through
+ * /proc/self/fd.
+ */
 static const char *vdso_file(struct recorder *r)
 {
 	unsigned long base = getauxval(AT_SYSINFO_EHDR);
@@ -1298,19 +1332,15 @@ static const char *vdso_file(struct recorder *r)
 	fclose(f);
 	if (start != base || end <= start || end - start > (64u << 20))
 		return NULL;
-	snprintf(r->vdso_path, sizeof(r->vdso_path), "/tmp/plateau-vdso.XXXXXX");
-	fd = mkstemp(r->vdso_path);
-	if (fd < 0) {
-		snprintf(r->vdso_path, sizeof(r->vdso_path), "-");
+	fd = memfd_create("plateau-vdso", MFD_CLOEXEC);
+	if (fd < 0)
 		return NULL;
-	}
 	if (write(fd, (const void *)base, end - start) != (ssize_t)(end - start)) {
 		close(fd);
-		unlink(r->vdso_path);
-		snprintf(r->vdso_path, sizeof(r->vdso_path), "-");
 		return NULL;
 	}
-	close(fd);
+	r->vdso_fd = fd;
+	snprintf(r->vdso_path, sizeof(r->vdso_path), "/proc/self/fd/%d", fd);
 	return r->vdso_path;
 }
 
@@ -1445,9 +1475,15 @@ static const struct symres *symbolize_one(struct symctx *c, uint32_t map, uint64
 			f.flags |= FRAME_KERNEL;
 			f.module = c->kernel_module;
 		} else {
+			const struct rec_map *m = &c->r->maps[map];
+			char jit[64];
+
+			/* JIT frames come from the perf map: their module says so (pprof keeps it). */
+			if (m->jitpid)
+				snprintf(jit, sizeof(jit), "/tmp/perf-%u.map", m->jitpid);
 			f.module = profile_intern_str(
-				c->p, strtab_str(&c->r->strs, c->r->maps[map].path));
-			if (c->r->maps[map].jitpid)
+				c->p, m->jitpid ? jit : strtab_str(&c->r->strs, m->path));
+			if (m->jitpid)
 				f.flags |= FRAME_JIT;
 		}
 		push_frame(c, profile_intern_frame(c->p, &f));
@@ -1476,6 +1512,18 @@ static bool is_thread_root(const char *name)
 		if (!strcmp(name, roots[i]))
 			return true;
 	return false;
+}
+
+/*
+ * Does a user stack whose outermost frame is s reach a thread's entry
+ * point?  An outermost frame in no mapping is a walk gone astray; one in
+ * a stripped or deleted file cannot be told, and is not held against it.
+ */
+static bool stack_rooted(struct symctx *c, const struct symres *s)
+{
+	if (s->reason)
+		return s->reason != REC_REASON_NO_MAP;
+	return is_thread_root(profile_str(c->p, c->p->frames[c->frames[s->first + s->n - 1]].name));
 }
 
 static void profile_setup(struct recorder *r, struct profile *p)
@@ -1532,12 +1580,7 @@ static int add_stack(struct symctx *c, uint32_t id, uint32_t **buf, size_t *allo
 				reason = s->reason;
 			if (pass == 0) {
 				if (!user)
-					rooted =
-						!s->reason &&
-						is_thread_root(profile_str(
-							c->p,
-							c->p->frames[c->frames[s->first + s->n - 1]]
-								.name));
+					rooted = stack_rooted(c, s);
 				user = true;
 			}
 			ALLOC_GROW(*buf, n + s->n, *alloc);

@@ -189,16 +189,15 @@ static bool elf_has_dwarf(Elf *elf)
 /* The DWARF of d, from the file itself or its debug file; NULL when neither has any. */
 static struct sym_dwarf *dso_dwarf(struct sym_dso *d)
 {
-	const char *self = d->from_debug ? d->dbg_path : d->path;
-	const char *path = elf_has_dwarf(d->elf)       ? self
-			   : elf_has_dwarf(d->dbg_elf) ? d->dbg_path
-						       : NULL;
+	const char *self = d->from_debug ? d->dbg_path : d->path, *path;
 	struct sym_dwarf *w;
 	GElf_Addr bias;
 
+	/* Before any section scan: this runs on every lookup. */
 	if (d->dwarf_tried)
 		return d->dwarf;
 	d->dwarf_tried = true;
+	path = elf_has_dwarf(d->elf) ? self : elf_has_dwarf(d->dbg_elf) ? d->dbg_path : NULL;
 	if (!path)
 		return NULL;
 	w = xcalloc(1, sizeof(*w));
