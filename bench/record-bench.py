@@ -258,6 +258,35 @@ def e2e_perf(exe, svg, report, data):
     return end - exit_s, rec_end - exit_s
 
 
+def root_share(path):
+    """Share of samples whose stack reaches the workload's thread function (complete stacks)."""
+    out = subprocess.run([plateau, "top", "--sort", "total", "-n", "0", path],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True).stdout
+    for line in out.splitlines():
+        if line.endswith(" worker_main"):
+            return float(re.findall(r"([\d.]+)%", line)[1])
+    return 0.0
+
+
+def e2e_stacks(exe, record_ok, perf_ok, report):
+    """How complete the stacks of each side are (one more, untimed, plateau run)."""
+    parts = []
+    if record_ok:
+        folded = os.path.join(bench_dir, "e2e.plateau.folded")
+        run_tree([plateau, "record", "-q", "-F", "99"] + plateau_extra + ["-o", folded, "--"] +
+                 workload_cmd(exe, report))
+        parts.append("plateau %.1f%%" % root_share(folded))
+    if perf_ok and os.access(plateau, os.X_OK):
+        txt = os.path.join(bench_dir, "e2e.perf.txt")
+        with open(txt, "w") as f:
+            subprocess.run(["perf", "script", "-i", os.path.join(bench_dir, "e2e.perf.data")],
+                           stdout=f, stderr=subprocess.DEVNULL)
+        parts.append("perf record -g %.1f%%" % root_share(txt))
+    if parts:
+        print("  complete stacks (samples whose stack reaches the thread function worker_main): " +
+              ", ".join(parts))
+
+
 def e2e(record_ok, perf_ok):
     if not os.path.exists(os.path.join(fg_dir, "flamegraph.pl")):
         print("e2e: skipped: set FLAMEGRAPH_DIR to a FlameGraph checkout")
@@ -287,6 +316,7 @@ def e2e(record_ok, perf_ok):
     if peer:
         print("  perf record + script | stackcollapse-perf.pl | flamegraph.pl  %.3f s "
               "(of which perf record's exit work %.3f s)" % (med(peer), med(peer_rec)))
+    e2e_stacks(exe, record_ok, perf_ok, report)
     if mine and peer:
         r = med(peer) / med(mine)
         print("  => plateau %.1fx faster from end of recording to SVG (goal >= 10x: %s)" % (

@@ -442,12 +442,12 @@ else
 		echo "# SKIPPING nobody -p busy: taskset (util-linux) is missing" >&2
 		skip "nobody -p busy: taskset (util-linux) is missing"
 	else
-		nobody_start busy taskset -c 0 "$NOB/burner" 4000 1
+		nobody_start busy taskset -c 0 "$NOB/burner" 15000 1
 		(cd "$NOB" && to 60 "${AS_NOBODY[@]}" taskset -c 0 "$PLATEAU" record -q -p "$npid" -d 0.5 \
 			-o "$NOB/busy.folded") >"$TMP/nobody_busy.out" 2>"$TMP/nobody_busy.err"
 		rc=$?
 		check "nobody -p busy: exit 0 (got $rc)" test "$rc" -eq 0
-		check "nobody -p busy: -d 0.5 ends the recording while the 4 s target still runs" kill -0 "$npid"
+		check "nobody -p busy: -d 0.5 ends the recording while the 15 s target still runs" kill -0 "$npid"
 		kill "$npid" 2>/dev/null
 		fcheck "nobody -p busy: burner_spin recorded" frames "$NOB/busy.folded" burner_spin
 	fi
