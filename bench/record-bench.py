@@ -21,13 +21,14 @@ plateau and symbolize_bench.  Environment:
                   peers get a prefix of the same addresses
 
 1. overhead: bench/burn-threads.c (2 threads, fixed work) unprofiled, under
-   `plateau record` and under `perf record -g` (and --call-graph dwarf, the
-   perf mode that gives the stacks plateau gives on code without frame
-   pointers; -F 99 only) at -F 99 and -F 999; runs interleaved, configuration order
-   rotated each round.  The time is the workload's own wall time (it
-   times itself from main to the last join), so the profiler's CPU on the
-   same 2 cores counts, but not its start-up before exec nor its work
-   after the exit.
+   `plateau record` and `perf record -g` at -F 99 and -F 999, and under
+   `perf record --call-graph dwarf` at -F 99 (the perf mode that gives the
+   stacks plateau gives on code without frame pointers); runs interleaved,
+   configuration order rotated each round.  The time is the workload's own
+   wall time (it times itself from main to the last join), so the
+   profiler's CPU on the same 2 cores counts, but not its start-up before
+   exec nor its work after the exit.  CPU columns (the workload's, and its
+   parent's while it ran) are less disturbed by other load than wall time.
 2. e2e: from the workload's exit to a written SVG.  The workload prints
    CLOCK_MONOTONIC at exit; the driver takes CLOCK_MONOTONIC when the last
    process of the tool chain has exited; the difference is what the user
@@ -88,7 +89,10 @@ def build_workload():
     cflags = shlex.split(os.environ.get("BURN_CFLAGS", "-O2 -g"))
     exe = os.path.join(bench_dir, "burn-threads")
     stamp = exe + ".flags"
-    old = open(stamp).read() if os.path.exists(stamp) else None
+    old = None
+    if os.path.exists(stamp):
+        with open(stamp) as f:
+            old = f.read()
     if old != " ".join(cflags) or not os.path.exists(exe) or \
             os.path.getmtime(exe) < os.path.getmtime(src):
         subprocess.run([os.environ.get("CC", "cc")] + cflags + ["-pthread", src, "-o", exe],
@@ -236,18 +240,23 @@ def e2e_plateau(exe, svg, report):
     if status != 0 or not os.path.getsize(svg):
         sys.exit("bench: plateau record failed (status %d), see %s" % (status, err))
     with open(err) as e:
-        m = re.search(r"(\d+) samples", e.read())
-    return end - read_report(report)["exit_mono_ns"] / 1e9, int(m.group(1)) if m else -1
+        m = re.search(r"([\d,]+) samples", e.read())
+    n = int(m.group(1).replace(",", "")) if m else -1
+    return end - read_report(report)["exit_mono_ns"] / 1e9, n
 
 
 def e2e_perf(exe, svg, report, data):
     for f in (svg, report, data):
         if os.path.exists(f):
             os.unlink(f)
-    status, rec_end, _ = run_tree(["perf", "record", "-q", "-F", "99", "-g", "-o", data, "--"] +
-                                  workload_cmd(exe, report))
+    for attempt in range(2):  # perf record has been seen to abort in its build-id collection
+        status, rec_end, _ = run_tree(["perf", "record", "-q", "-F", "99", "-g", "-o", data,
+                                       "--"] + workload_cmd(exe, report))
+        if status == 0:
+            break
+        print("  perf record failed (status %d)%s" % (status, ", retrying" if not attempt else ""))
     if status != 0:
-        sys.exit("bench: perf record failed (status %d)" % status)
+        sys.exit("bench: perf record failed twice")
     pipe = "perf script -i %s 2>/dev/null | perl %s | perl %s > %s" % (
         shlex.quote(data), shlex.quote(os.path.join(fg_dir, "stackcollapse-perf.pl")),
         shlex.quote(os.path.join(fg_dir, "flamegraph.pl")), shlex.quote(svg))
@@ -405,10 +414,15 @@ def symbolize_peer(label, cmd, path, addrs, names, n_all, budget):
         print("  %-15s (binutils addr2line names an address after the nearest symbol below it, "
               "even past that symbol's size)" % "")
     for a, b in diff:
-        print("  %-15s   e.g. plateau %r vs %r" % ("", a[:100], b[:100]))
+        j = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+        k = max(0, j - 30)
+        print("  %-15s   e.g. plateau ...%s... vs ...%s..." % ("", a[k:j + 40], b[k:j + 40]))
 
 
 def symbolize():
+    if not os.access(os.path.join(build, "symbolize_bench"), os.X_OK):
+        print("symbolize: skipped: %s/symbolize_bench is not built" % build)
+        return
     n_all = env_int("SYM_N", 100000)
     budget = float(os.environ.get("PEER_BUDGET", "10"))
     peers = [("addr2line", "addr2line"), ("eu-addr2line", "eu-addr2line"),

@@ -10,6 +10,7 @@ zlib1g-dev libprotobuf-c-dev protobuf-c-compiler
 libdw-dev libiberty-dev liblzma-dev xz-utils libc6-dbg elfutils
 libcmocka-dev
 clang libclang-rt-14-dev
+lld
 linux-perf golang-go perl python3 python3-jsonschema time
 libxml2-utils
 chromium

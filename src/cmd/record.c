@@ -6,6 +6,7 @@
 #include "util/common.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -142,6 +143,24 @@ static pid_t spawn(const char **argv, int *go_fd, int *err_fd)
 	*go_fd = go[1];
 	*err_fd = er[0];
 	return pid;
+}
+
+/* The file execvp would run for name, or NULL. */
+static const char *find_program(const char *name, char *buf, size_t size)
+{
+	const char *path = getenv("PATH");
+
+	if (strchr(name, '/'))
+		return name;
+	while (path && *path) {
+		size_t len = strcspn(path, ":");
+
+		if (len && (size_t)snprintf(buf, size, "%.*s/%s", (int)len, path, name) < size &&
+		    !access(buf, X_OK))
+			return buf;
+		path += len + (path[len] == ':');
+	}
+	return NULL;
 }
 
 struct status_ctx {
@@ -300,6 +319,10 @@ int cmd_record(int argc, const char **argv)
 	if (recorder_stats(r)->note[0])
 		warning("%s", recorder_stats(r)->note);
 	if (argc > 0) {
+		char exe[PATH_MAX];
+
+		/* Symbols of what will run are loaded now, not after it exits. */
+		recorder_preload(r, find_program(argv[0], exe, sizeof(exe)));
 		/* Let the command exec: counting starts there. */
 		if (write(go_fd, "x", 1) != 1)
 			die("cannot start %s: %s", argv[0], strerror(errno));

@@ -15,6 +15,9 @@
 #include "util/common.h"
 
 #include <dirent.h>
+#include <elfutils/libdwelf.h>
+#include <gelf.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
@@ -121,6 +124,7 @@ struct recorder {
 	volatile sig_atomic_t *stop;
 	char vdso_path[64];
 	int vdso_fd;
+	struct symbolizer *pre_sym; /* recorder_preload's, until the warmer takes it */
 	bool done;
 	struct warmer *warm;
 };
@@ -181,6 +185,7 @@ void recorder_free(struct recorder *r)
 	if (!r)
 		return;
 	symbolizer_free(warm_stop(r));
+	symbolizer_free(r->pre_sym);
 	for (int i = 0; i < SESS_MAX; i++)
 		if (r->sess_open[i])
 			perf_session_close(&r->sess[i]);
@@ -756,17 +761,173 @@ static void *warm_main(void *arg)
 
 static void warm_start(struct recorder *r)
 {
-	struct warmer *w = xcalloc(1, sizeof(*w));
+	struct warmer *w;
+
+	if (r->warm)
+		return;
+	w = xcalloc(1, sizeof(*w));
 
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
-	w->s = symbolizer_new();
+	/* what recorder_preload loaded goes on in the thread's symbolizer */
+	w->s = r->pre_sym ? r->pre_sym : symbolizer_new();
+	r->pre_sym = NULL;
 	if (pthread_create(&w->thread, NULL, warm_main, w)) {
-		symbolizer_free(w->s);
+		r->pre_sym = w->s;
+		pthread_mutex_destroy(&w->lock);
+		pthread_cond_destroy(&w->cond);
 		free(w);
 		return;
 	}
 	r->warm = w;
+}
+
+/* ---- preloading a command's modules before it execs ---- */
+
+/* Load path's symbols and DWARF into s, as a mapping whose key matches its MMAP2. */
+static void preload_file(struct symbolizer *s, const char *path, Elf *elf)
+{
+	const void *bid_raw;
+	char bid[2 * 64 + 1];
+	ssize_t n = dwelf_elf_gnu_build_id(elf, &bid_raw);
+	uint64_t base = 0, text = 0;
+	size_t phnum, shstrndx;
+	struct sym_frame out[8];
+	struct error e = ERROR_INIT;
+	struct sym_module *m;
+	Elf_Scn *scn = NULL;
+
+	if (n <= 0 || n > 64 || elf_getphdrnum(elf, &phnum) || elf_getshdrstrndx(elf, &shstrndx))
+		return;
+	for (ssize_t i = 0; i < n; i++)
+		snprintf(bid + 2 * i, 3, "%02x", ((const uint8_t *)bid_raw)[i]);
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD) {
+			base = (ph.p_vaddr - ph.p_offset) & ~(uint64_t)0xfff;
+			break;
+		}
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (gelf_getshdr(scn, &sh) && (name = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+		    !strcmp(name, ".text"))
+			text = sh.sh_addr;
+	}
+	if (!text || text < base)
+		return;
+	/* a mapping of the whole file at 1 TiB: the lookup forces symbols and DWARF in */
+	m = symbolizer_module(s, path, 1ull << 40, 1ull << 41, 0, bid);
+	symbolizer_lookup(s, m, (1ull << 40) + (text - base), out, ARRAY_SIZE(out), &e);
+}
+
+/* The libraries elf needs (DT_NEEDED), resolved as the dynamic loader would, into paths. */
+static void preload_needed(Elf *elf, const char *origin, char ***paths, size_t *nr, size_t *alloc)
+{
+	static const char *const dirs[] = {
+		"/lib/x86_64-linux-gnu",
+		"/usr/lib/x86_64-linux-gnu",
+		"/lib64",
+		"/usr/lib64",
+		"/lib",
+		"/usr/lib",
+		"/usr/local/lib",
+	};
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data;
+		const char *runpath = NULL;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC ||
+		    !(data = elf_getdata(scn, NULL)) || !sh.sh_entsize)
+			continue;
+		for (size_t i = 0; i < data->d_size / sh.sh_entsize; i++) {
+			GElf_Dyn dyn;
+
+			if (gelf_getdyn(data, (int)i, &dyn) &&
+			    (dyn.d_tag == DT_RUNPATH || dyn.d_tag == DT_RPATH))
+				runpath = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
+		}
+		for (size_t i = 0; i < data->d_size / sh.sh_entsize && *nr < 64; i++) {
+			GElf_Dyn dyn;
+			const char *lib;
+			char buf[2 * PATH_MAX + 512], real[PATH_MAX];
+			bool found = false;
+
+			if (!gelf_getdyn(data, (int)i, &dyn) || dyn.d_tag != DT_NEEDED ||
+			    !(lib = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val)) ||
+			    strchr(lib, '/'))
+				continue;
+			if (runpath && !strncmp(runpath, "$ORIGIN", 7)) {
+				snprintf(buf, sizeof(buf), "%s%.*s/%s", origin,
+					 (int)strcspn(runpath + 7, ":"), runpath + 7, lib);
+				found = realpath(buf, real) != NULL;
+			} else if (runpath) {
+				snprintf(buf, sizeof(buf), "%.*s/%s", (int)strcspn(runpath, ":"),
+					 runpath, lib);
+				found = realpath(buf, real) != NULL;
+			}
+			for (size_t d = 0; d < ARRAY_SIZE(dirs) && !found; d++) {
+				snprintf(buf, sizeof(buf), "%s/%s", dirs[d], lib);
+				found = realpath(buf, real) != NULL;
+			}
+			if (!found)
+				continue;
+			for (size_t j = 0; j < *nr && found; j++)
+				found = strcmp((*paths)[j], real) != 0;
+			if (found) {
+				ALLOC_GROW(*paths, *nr + 1, *alloc);
+				(*paths)[(*nr)++] = xstrdup(real);
+			}
+		}
+	}
+}
+
+void recorder_preload(struct recorder *r, const char *exe)
+{
+	char **paths = NULL, real[PATH_MAX];
+	size_t nr = 0, alloc = 0;
+
+	if (!r->pre_sym)
+		r->pre_sym = symbolizer_new();
+	if (!r->o.user_only) {
+		struct sym_frame out[4];
+		struct error e = ERROR_INIT;
+		struct sym_module *k =
+			symbolizer_module(r->pre_sym, "[kernel.kallsyms]", 0, UINT64_MAX, 0, NULL);
+
+		symbolizer_lookup(r->pre_sym, k, UINT64_MAX - 1, out, ARRAY_SIZE(out), &e);
+	}
+	if (!exe || !realpath(exe, real))
+		return;
+	ALLOC_GROW(paths, 1, alloc);
+	paths[nr++] = xstrdup(real);
+	/* breadth first: the program, its libraries, theirs */
+	for (size_t i = 0; i < nr; i++) {
+		int fd = open(paths[i], O_RDONLY | O_CLOEXEC);
+		Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+
+		if (elf && elf_kind(elf) == ELF_K_ELF) {
+			char origin[PATH_MAX];
+			const char *slash = strrchr(paths[i], '/');
+
+			snprintf(origin, sizeof(origin), "%.*s", (int)(slash - paths[i]), paths[i]);
+			preload_needed(elf, origin, &paths, &nr, &alloc);
+			preload_file(r->pre_sym, paths[i], elf);
+		}
+		if (elf)
+			elf_end(elf);
+		if (fd >= 0)
+			close(fd);
+	}
+	for (size_t i = 0; i < nr; i++)
+		free(paths[i]);
+	free(paths);
 }
 
 /* Stop the thread and take its symbolizer (NULL when there was none). */
@@ -1617,6 +1778,10 @@ struct profile *recorder_profile(struct recorder *r, struct error *err)
 	profile_setup(r, p);
 	c.p = p;
 	c.s = warm_stop(r);
+	if (!c.s && r->pre_sym) {
+		c.s = r->pre_sym;
+		r->pre_sym = NULL;
+	}
 	if (!c.s)
 		c.s = symbolizer_new();
 	c.map_state = xcalloc(r->nr_maps + 1, 1);

@@ -88,6 +88,15 @@ void recorder_free(struct recorder *r);
 int recorder_open(struct recorder *r, pid_t pid, bool start_on_exec, struct error *err);
 
 /*
+ * For a command target, before letting it exec: load /proc/kallsyms (when
+ * kernel stacks are recorded) and the symbols and DWARF of the program at
+ * exe and of the libraries it needs (DT_NEEDED, searched as the dynamic
+ * loader would), so that little is left to load when it exits.  Blocks
+ * until done; what cannot be loaded now is loaded, or reported, at the end.
+ */
+void recorder_preload(struct recorder *r, const char *exe);
+
+/*
  * Read events until *stop is set, the target is gone (all rings hung up,
  * or pid no longer exists), or duration_ms passes (0: no limit).  status,
  * when not NULL, is called about every status_ms with the stats so far.

@@ -409,7 +409,7 @@ static enum sym_reason dso_open(struct sym_dso *d, const char *build_id_hex)
 void sym_dso_load(struct sym_dso *d, const char *build_id_hex)
 {
 	d->fd = d->dbg_fd = -1;
-	strtab_init(&d->text_names);
+	d->text_names = (struct arena)ARENA_INIT;
 	if (sym_text_load(d))
 		return;
 	if (build_id_hex && !build_id_valid(build_id_hex)) {
@@ -436,7 +436,7 @@ void sym_dso_release(struct sym_dso *d)
 	free(d->key_bid);
 	free(d->syms);
 	free(d->path);
-	strtab_release(&d->text_names);
+	arena_release(&d->text_names);
 }
 
 struct sym_sym *sym_dso_find(struct sym_dso *d, uint64_t vaddr)
@@ -492,6 +492,7 @@ static int debug_bias(struct sym_dso *d, size_t n, uint64_t start, uint64_t pgof
 
 int sym_dso_bias(struct sym_dso *d, uint64_t start, uint64_t pgoff, uint64_t *bias)
 {
+	bool found = false;
 	size_t n;
 
 	if (d->text) {
@@ -502,15 +503,22 @@ int sym_dso_bias(struct sym_dso *d, uint64_t start, uint64_t pgoff, uint64_t *bi
 		return -1;
 	if (d->from_debug)
 		return debug_bias(d, n, start, pgoff, bias);
+	/*
+	 * lld lets segments share a file page (text starts in the page that
+	 * ends the read-only segment): of the PT_LOADs holding pgoff, the
+	 * executable one is the mapping's.
+	 */
 	for (size_t i = 0; i < n; i++) {
 		GElf_Phdr ph;
 
-		if (!gelf_getphdr(d->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+		if (!gelf_getphdr(d->elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    (ph.p_offset & PAGE_MASK_4K) > pgoff || pgoff >= ph.p_offset + ph.p_filesz)
 			continue;
-		if ((ph.p_offset & PAGE_MASK_4K) <= pgoff && pgoff < ph.p_offset + ph.p_filesz) {
+		if (!found || (ph.p_flags & PF_X))
 			*bias = start - (ph.p_vaddr + pgoff - ph.p_offset);
-			return 0;
-		}
+		found = true;
+		if (ph.p_flags & PF_X)
+			break;
 	}
-	return -1;
+	return found ? 0 : -1;
 }

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <gelf.h>
 
+#include "util/arena.h"
 #include "util/strtab.h"
 #include "lib/symbolize.h"
 
@@ -50,11 +51,12 @@ struct sym_dso {
 	struct sym_sym *last; /* last-lookup cache */
 	void *dwarf;	      /* symbolize.c's DWARF state, NULL until asked */
 	bool dwarf_tried;
-	bool from_debug;	  /* elf is the debug file (dbg_path): the file itself is gone */
-	bool text;		  /* a text symbol map, not an ELF file: addresses are absolute */
-	bool kernel;		  /* /proc/kallsyms */
-	struct strtab text_names; /* names of a text map */
-	struct sym_ehframe eh;	  /* loaded on the first unnamed address */
+	bool from_debug; /* elf is the debug file (dbg_path): the file itself is gone */
+	bool text;	 /* a text symbol map, not an ELF file: addresses are absolute */
+	bool kernel;	 /* /proc/kallsyms */
+	struct arena
+		text_names; /* names of a text map (not interned: they are nearly all distinct) */
+	struct sym_ehframe eh; /* loaded on the first unnamed address */
 };
 
 /* Open path, read its build-id, find its debug file, load its symbols.  Sets d->state. */
@@ -87,7 +89,8 @@ bool sym_dso_func_start(struct sym_dso *d, uint64_t vaddr, uint64_t *start);
 struct sym_sym *sym_dso_find(struct sym_dso *d, uint64_t vaddr);
 /*
  * The load bias of a mapping of d at start from file offset pgoff: runtime
- * address = ELF vaddr + bias.  Returns -1 when no PT_LOAD holds pgoff.
+ * address = ELF vaddr + bias, from the PT_LOAD holding pgoff (an executable
+ * one when several share its page).  Returns -1 when no PT_LOAD holds pgoff.
  */
 int sym_dso_bias(struct sym_dso *d, uint64_t start, uint64_t pgoff, uint64_t *bias);
 

@@ -40,22 +40,52 @@ static void text_add(struct sym_dso *d, size_t *alloc, uint64_t start, uint64_t 
 		return;
 	ALLOC_GROW(d->syms, d->nr_syms + 1, *alloc);
 	d->syms[d->nr_syms++] = (struct sym_sym){
-		start, start + size,
-		strtab_str(&d->text_names, strtab_intern(&d->text_names, name, len)), NULL, rank};
+		start, start + size, arena_memdup(&d->text_names, name, len), NULL, rank};
 }
 
-/* "ffffffff81000000 T _text [module]": text symbols only (t, T, w, W). */
+/* Parse hex digits at *p; returns false when there are none or too many. */
+static bool parse_hex(const char **p, uint64_t *out)
+{
+	const char *s = *p;
+	uint64_t v = 0;
+	int n = 0;
+
+	for (;; s++, n++) {
+		unsigned c = (unsigned char)*s, d;
+
+		if (c >= '0' && c <= '9')
+			d = c - '0';
+		else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
+			d = (c | 0x20) - 'a' + 10;
+		else
+			break;
+		if (n == 16)
+			return false;
+		v = v << 4 | d;
+	}
+	*p = s;
+	*out = v;
+	return n > 0;
+}
+
+/*
+ * "ffffffff81000000 T _text [module]": text symbols only (t, T, w, W).
+ * Parsed by hand: a kernel has over 100,000 lines and sscanf cost more
+ * than the kernel takes to produce them.
+ */
 static void kallsyms_line(struct sym_dso *d, size_t *alloc, const char *line)
 {
-	unsigned long long addr;
+	const char *p = line;
+	uint64_t addr;
 	char type;
-	int pos = 0;
 
-	if (sscanf(line, "%llx %c %n", &addr, &type, &pos) != 2 || !pos || !addr)
+	if (!parse_hex(&p, &addr) || !addr || *p != ' ')
 		return;
-	if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+	type = p[1];
+	if ((type != 't' && type != 'T' && type != 'w' && type != 'W') || p[2] != ' ')
 		return;
-	text_add(d, alloc, addr, 0, line + pos, strcspn(line + pos, " \t\n"),
+	p += 3;
+	text_add(d, alloc, addr, 0, p, strcspn(p, " \t\n"),
 		 type == 'T'		      ? 0
 		 : type == 'W' || type == 'w' ? 1
 					      : 2);
@@ -88,6 +118,7 @@ bool sym_text_load(struct sym_dso *d)
 		d->state = SYM_NO_FILE;
 		return true;
 	}
+	setvbuf(f, NULL, _IOFBF, 1 << 20);
 	while (fgets(line, sizeof(line), f)) {
 		if (!strchr(line, '\n') && !feof(f)) {
 			int c;
