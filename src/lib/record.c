@@ -10,126 +10,19 @@
  * rings.  Each sample becomes a raw stack: the process name, the thread
  * name, then (mapping, address) pairs, interned as bytes so each distinct
  * stack is kept once with its values.  Symbolization waits for the end,
- * and names each distinct (mapping, address) once.
+ * and names each distinct (mapping, address) once (record_profile.c);
+ * modules are loaded early (record_warm.c).
  */
 #include "util/common.h"
 
 #include <dirent.h>
-#include <elfutils/libdwelf.h>
-#include <gelf.h>
-#include <limits.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
-#include <pthread.h>
-#include <sched.h>
-#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "util/strtab.h"
-#include "lib/perf_event.h"
-#include "lib/record.h"
-#include "lib/symbolize.h"
-#include "lib/unwind.h"
-
-#define MAX_USER_FRAMES	  256
-#define MAX_KERNEL_FRAMES 128
-#define MAX_SYM_FRAMES	  32
-#define DEFAULT_STACK	  16384
-#define MAP_KERNEL	  1u /* map id of kernel addresses; 0 means no mapping */
-
-/* An executable mapping; interned (path, range, offset) so processes share ids. */
-struct rec_map {
-	uint64_t start, end, pgoff;
-	uint32_t path;	 /* in r->strs */
-	uint32_t bid;	 /* hex build-id in r->strs, 0 when unknown */
-	uint32_t jitpid; /* anonymous executable memory: the pid whose perf map names it */
-	uint32_t delpid; /* a deleted file: the pid whose /proc/PID/map_files still opens it */
-	bool del_warm;	 /* ... and the warmer loaded it from there (not part of the key) */
-	struct sym_module *sm;
-};
-
-struct rec_proc {
-	uint32_t pid;
-	uint32_t comm;	/* in r->strs */
-	uint32_t *maps; /* map ids sorted by start, not overlapping */
-	size_t nr_maps, alloc_maps;
-	struct unwinder *uw; /* built from maps when first needed */
-	bool exited;
-};
-
-struct rec_thread {
-	uint32_t tid, pid;
-	uint32_t comm;
-	struct qrec *pending; /* off-CPU: the switch-out sample waiting for its switch-in */
-	bool pending_preempt;
-	bool out_preempt; /* the last SWITCH_OUT record said "preempted" */
-};
-
-/* A record copied out of the ring: the parsed struct plus the bytes it borrowed. */
-struct qrec {
-	uint64_t time, seq;
-	uint32_t session;
-	struct perf_record rec;
-	int64_t prev_state; /* sched_switch samples; -1 otherwise */
-	char str[];	    /* borrowed bytes, copied */
-};
-
-enum { SESS_CPU, SESS_OFFCPU, SESS_MAX };
-
-struct recorder {
-	struct record_opts o;
-	struct record_stats st;
-	struct perf_session sess[SESS_MAX];
-	bool sess_open[SESS_MAX];
-	int sess_index[SESS_MAX]; /* perf_loop index of each open session, -1 if none */
-	bool offcpu_tracepoint;
-	pid_t target;
-	bool system_wide;
-
-	struct strtab strs;   /* comms, paths, build-ids */
-	struct strtab keymap; /* interned rec_map keys: id -> maps[id] */
-	struct rec_map *maps;
-	size_t nr_maps, alloc_maps;
-
-	struct rec_proc *procs;
-	size_t nr_procs, alloc_procs;
-	struct idhash proc_index;
-	struct rec_thread *threads;
-	size_t nr_threads, alloc_threads;
-	struct idhash thread_index;
-
-	struct qrec **queue;
-	size_t nr_queue, alloc_queue;
-	uint64_t seq, round_max, prev_round_max, first_time, last_time;
-
-	/* Raw stacks: interned keys, nr_types values each, plus a count of samples. */
-	struct strtab stacks;
-	int64_t *vals;
-	uint64_t *counts;
-	size_t alloc_vals;
-	unsigned nr_types;
-	int t_samples, t_cpu, t_offcpu, t_wall;
-
-	uint8_t *keybuf;
-	size_t keyalloc;
-	uint64_t ips[MAX_USER_FRAMES];
-
-	struct timespec t0;
-	uint64_t duration_ms;
-	record_status_fn status;
-	void *status_arg;
-	uint64_t last_status;
-	volatile sig_atomic_t *stop;
-	char vdso_path[64];
-	int vdso_fd;
-	struct symbolizer *pre_sym; /* recorder_preload's, until the warmer takes it */
-	bool done;
-	struct warmer *warm;
-};
-
-static struct symbolizer *warm_stop(struct recorder *r);
+#include "lib/record_int.h"
 
 /* ---- small helpers ---- */
 
@@ -184,7 +77,7 @@ void recorder_free(struct recorder *r)
 {
 	if (!r)
 		return;
-	symbolizer_free(warm_stop(r));
+	symbolizer_free(rec_warm_stop(r));
 	symbolizer_free(r->pre_sym);
 	for (int i = 0; i < SESS_MAX; i++)
 		if (r->sess_open[i])
@@ -261,7 +154,7 @@ static struct rec_thread *thread_get(struct recorder *r, uint32_t tid, uint32_t 
 	return t;
 }
 
-static bool path_is_anon(const char *path)
+bool rec_path_is_anon(const char *path)
 {
 	return !path[0] || !strncmp(path, "//anon", 6) || !strncmp(path, "[anon", 5) ||
 	       !strcmp(path, "[heap]") || !strncmp(path, "[stack", 6) ||
@@ -280,8 +173,8 @@ static bool path_is_deleted(const char *path)
  * /proc/PID/map_files while the process lives (root, or CAP_SYS_ADMIN),
  * so upgraded-while-running services keep their names.
  */
-static const char *map_file(const struct recorder *r, const struct rec_map *m, char *buf,
-			    size_t size, bool must_exist)
+const char *rec_map_file(const struct recorder *r, const struct rec_map *m, char *buf, size_t size,
+			 bool must_exist)
 {
 	if (m->delpid) {
 		snprintf(buf, size, "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, m->delpid, m->start,
@@ -300,7 +193,7 @@ static uint32_t map_intern(struct recorder *r, const char *path, uint64_t start,
 
 	m.path = strtab_intern_str(&r->strs, path);
 	m.bid = bid ? strtab_intern_str(&r->strs, bid) : 0;
-	m.jitpid = path_is_anon(path) ? pid : 0;
+	m.jitpid = rec_path_is_anon(path) ? pid : 0;
 	m.delpid = path_is_deleted(path) ? pid : 0;
 	id = strtab_intern(&r->keymap, (const char *)&m, offsetof(struct rec_map, del_warm));
 	if (id < r->nr_maps)
@@ -336,11 +229,11 @@ static void proc_add_map(struct recorder *r, struct rec_proc *p, uint32_t id)
 	memmove(p->maps + lo + 1, p->maps + lo, (p->nr_maps - lo) * sizeof(*p->maps));
 	p->maps[lo] = id;
 	p->nr_maps++;
-	if (p->uw && !path_is_anon(strtab_str(&r->strs, m->path))) {
+	if (p->uw && !rec_path_is_anon(strtab_str(&r->strs, m->path))) {
 		char buf[96];
 
-		unwinder_add_map(p->uw, map_file(r, m, buf, sizeof(buf), true), m->start, m->end,
-				 m->pgoff);
+		unwinder_add_map(p->uw, rec_map_file(r, m, buf, sizeof(buf), true), m->start,
+				 m->end, m->pgoff);
 	}
 }
 
@@ -682,349 +575,6 @@ static int qrec_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* ---- the warmer ----
- *
- * Loading a module's symbols and DWARF (libc's separate debug file is
- * compressed: ~100 ms to inflate) and /proc/kallsyms costs more than
- * everything else at the end of a recording.  A background thread at
- * SCHED_IDLE priority loads each module as soon as a sample lands in it,
- * in the symbolizer the end will use, so the profile is written soon
- * after the target exits.  It only uses CPU nobody else wants.
- */
-struct warm_job {
-	char *path, *bid;
-	uint64_t start, end, pgoff, addr;
-};
-
-struct warmer {
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	struct warm_job *jobs;
-	size_t nr, alloc, next;
-	bool quit, busy, abandoned;
-	struct symbolizer *s; /* owned by the thread until it is joined */
-	uint8_t *queued;      /* per map id: already given to the thread */
-	size_t nr_queued;
-};
-
-static void warm_free(struct warmer *w)
-{
-	for (size_t i = 0; i < w->nr; i++) {
-		free(w->jobs[i].path);
-		free(w->jobs[i].bid);
-	}
-	pthread_mutex_destroy(&w->lock);
-	pthread_cond_destroy(&w->cond);
-	free(w->jobs);
-	free(w->queued);
-	free(w);
-}
-
-static void *warm_main(void *arg)
-{
-	struct warmer *w = arg;
-	struct sched_param sp = {0};
-
-	pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
-	pthread_mutex_lock(&w->lock);
-	for (;;) {
-		struct warm_job j;
-		struct sym_frame out[8];
-		struct error e = {0};
-		struct sym_module *m;
-
-		while (!w->quit && w->next == w->nr)
-			pthread_cond_wait(&w->cond, &w->lock);
-		if (w->quit)
-			break;
-		j = w->jobs[w->next++];
-		w->busy = true;
-		pthread_mutex_unlock(&w->lock);
-		m = symbolizer_module(w->s, j.path, j.start, j.end, j.pgoff, j.bid);
-		symbolizer_lookup(w->s, m, j.addr, out, ARRAY_SIZE(out), &e);
-		pthread_mutex_lock(&w->lock);
-		w->busy = false;
-		if (w->abandoned)
-			break;
-	}
-	if (w->abandoned) {
-		/* the recorder went on without us: everything left here is ours to free */
-		pthread_mutex_unlock(&w->lock);
-		symbolizer_free(w->s);
-		warm_free(w);
-		return NULL;
-	}
-	pthread_mutex_unlock(&w->lock);
-	return NULL;
-}
-
-static void warm_start(struct recorder *r)
-{
-	struct warmer *w;
-
-	if (r->warm)
-		return;
-	w = xcalloc(1, sizeof(*w));
-
-	pthread_mutex_init(&w->lock, NULL);
-	pthread_cond_init(&w->cond, NULL);
-	/* what recorder_preload loaded goes on in the thread's symbolizer */
-	w->s = r->pre_sym ? r->pre_sym : symbolizer_new();
-	r->pre_sym = NULL;
-	if (pthread_create(&w->thread, NULL, warm_main, w)) {
-		r->pre_sym = w->s;
-		pthread_mutex_destroy(&w->lock);
-		pthread_cond_destroy(&w->cond);
-		free(w);
-		return;
-	}
-	r->warm = w;
-}
-
-/* ---- preloading a command's modules before it execs ---- */
-
-/* Load path's symbols and DWARF into s, as a mapping whose key matches its MMAP2. */
-static void preload_file(struct symbolizer *s, const char *path, Elf *elf)
-{
-	const void *bid_raw;
-	char bid[2 * 64 + 1];
-	ssize_t n = dwelf_elf_gnu_build_id(elf, &bid_raw);
-	uint64_t base = 0, text = 0;
-	size_t phnum, shstrndx;
-	struct sym_frame out[8];
-	struct error e = ERROR_INIT;
-	struct sym_module *m;
-	Elf_Scn *scn = NULL;
-
-	if (n <= 0 || n > 64 || elf_getphdrnum(elf, &phnum) || elf_getshdrstrndx(elf, &shstrndx))
-		return;
-	for (ssize_t i = 0; i < n; i++)
-		snprintf(bid + 2 * i, 3, "%02x", ((const uint8_t *)bid_raw)[i]);
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr ph;
-
-		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD) {
-			base = (ph.p_vaddr - ph.p_offset) & ~(uint64_t)0xfff;
-			break;
-		}
-	}
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-
-		if (gelf_getshdr(scn, &sh) && (name = elf_strptr(elf, shstrndx, sh.sh_name)) &&
-		    !strcmp(name, ".text"))
-			text = sh.sh_addr;
-	}
-	if (!text || text < base)
-		return;
-	/* a mapping of the whole file at 1 TiB: the lookup forces symbols and DWARF in */
-	m = symbolizer_module(s, path, 1ull << 40, 1ull << 41, 0, bid);
-	symbolizer_lookup(s, m, (1ull << 40) + (text - base), out, ARRAY_SIZE(out), &e);
-}
-
-/* The libraries elf needs (DT_NEEDED), resolved as the dynamic loader would, into paths. */
-static void preload_needed(Elf *elf, const char *origin, char ***paths, size_t *nr, size_t *alloc)
-{
-	static const char *const dirs[] = {
-		"/lib/x86_64-linux-gnu",
-		"/usr/lib/x86_64-linux-gnu",
-		"/lib64",
-		"/usr/lib64",
-		"/lib",
-		"/usr/lib",
-		"/usr/local/lib",
-	};
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		Elf_Data *data;
-		const char *runpath = NULL;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC ||
-		    !(data = elf_getdata(scn, NULL)) || !sh.sh_entsize)
-			continue;
-		for (size_t i = 0; i < data->d_size / sh.sh_entsize; i++) {
-			GElf_Dyn dyn;
-
-			if (gelf_getdyn(data, (int)i, &dyn) &&
-			    (dyn.d_tag == DT_RUNPATH || dyn.d_tag == DT_RPATH))
-				runpath = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
-		}
-		for (size_t i = 0; i < data->d_size / sh.sh_entsize && *nr < 64; i++) {
-			GElf_Dyn dyn;
-			const char *lib;
-			char buf[2 * PATH_MAX + 512], real[PATH_MAX];
-			bool found = false;
-
-			if (!gelf_getdyn(data, (int)i, &dyn) || dyn.d_tag != DT_NEEDED ||
-			    !(lib = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val)) ||
-			    strchr(lib, '/'))
-				continue;
-			if (runpath && !strncmp(runpath, "$ORIGIN", 7)) {
-				snprintf(buf, sizeof(buf), "%s%.*s/%s", origin,
-					 (int)strcspn(runpath + 7, ":"), runpath + 7, lib);
-				found = realpath(buf, real) != NULL;
-			} else if (runpath) {
-				snprintf(buf, sizeof(buf), "%.*s/%s", (int)strcspn(runpath, ":"),
-					 runpath, lib);
-				found = realpath(buf, real) != NULL;
-			}
-			for (size_t d = 0; d < ARRAY_SIZE(dirs) && !found; d++) {
-				snprintf(buf, sizeof(buf), "%s/%s", dirs[d], lib);
-				found = realpath(buf, real) != NULL;
-			}
-			if (!found)
-				continue;
-			for (size_t j = 0; j < *nr && found; j++)
-				found = strcmp((*paths)[j], real) != 0;
-			if (found) {
-				ALLOC_GROW(*paths, *nr + 1, *alloc);
-				(*paths)[(*nr)++] = xstrdup(real);
-			}
-		}
-	}
-}
-
-void recorder_preload(struct recorder *r, const char *exe)
-{
-	char **paths = NULL, real[PATH_MAX];
-	size_t nr = 0, alloc = 0;
-
-	if (!r->pre_sym)
-		r->pre_sym = symbolizer_new();
-	if (!r->o.user_only) {
-		struct sym_frame out[4];
-		struct error e = ERROR_INIT;
-		struct sym_module *k =
-			symbolizer_module(r->pre_sym, "[kernel.kallsyms]", 0, UINT64_MAX, 0, NULL);
-
-		symbolizer_lookup(r->pre_sym, k, UINT64_MAX - 1, out, ARRAY_SIZE(out), &e);
-	}
-	if (!exe || !realpath(exe, real))
-		return;
-	ALLOC_GROW(paths, 1, alloc);
-	paths[nr++] = xstrdup(real);
-	/* breadth first: the program, its libraries, theirs */
-	for (size_t i = 0; i < nr; i++) {
-		int fd = open(paths[i], O_RDONLY | O_CLOEXEC);
-		Elf *elf = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
-
-		if (elf && elf_kind(elf) == ELF_K_ELF) {
-			char origin[PATH_MAX];
-			const char *slash = strrchr(paths[i], '/');
-
-			snprintf(origin, sizeof(origin), "%.*s", (int)(slash - paths[i]), paths[i]);
-			preload_needed(elf, origin, &paths, &nr, &alloc);
-			preload_file(r->pre_sym, paths[i], elf);
-		}
-		if (elf)
-			elf_end(elf);
-		if (fd >= 0)
-			close(fd);
-	}
-	for (size_t i = 0; i < nr; i++)
-		free(paths[i]);
-	free(paths);
-}
-
-/* Stop the thread and take its symbolizer (NULL when there was none). */
-static struct symbolizer *warm_stop(struct recorder *r)
-{
-	struct warmer *w = r->warm;
-	struct sched_param sp = {0};
-	struct symbolizer *s;
-
-	if (!w)
-		return NULL;
-	r->warm = NULL;
-	pthread_mutex_lock(&w->lock);
-	w->quit = true;
-	pthread_cond_signal(&w->cond);
-	/*
-	 * The profile waits for it now: back to normal priority, as a busy
-	 * target may keep every CPU.  An unprivileged process may not leave
-	 * SCHED_IDLE: then a thread still loading is left to finish alone
-	 * and the end loads what it needs itself.
-	 */
-	if (pthread_setschedparam(w->thread, SCHED_OTHER, &sp)) {
-		/* Idle, its symbolizer is not in use: take it and let it exit alone. */
-		s = w->busy ? NULL : w->s;
-		if (s)
-			w->s = NULL;
-		w->abandoned = true;
-		free(w->queued);
-		w->queued = NULL;
-		pthread_mutex_unlock(&w->lock);
-		pthread_detach(w->thread);
-		return s;
-	}
-	pthread_mutex_unlock(&w->lock);
-	pthread_join(w->thread, NULL);
-	s = w->s;
-	warm_free(w);
-	return s;
-}
-
-static void warm_map(struct recorder *r, uint32_t map, uint64_t addr)
-{
-	struct warmer *w = r->warm;
-	const struct rec_map *m = &r->maps[map];
-	struct warm_job j = {.start = m->start, .end = m->end, .pgoff = m->pgoff, .addr = addr};
-	const char *path = strtab_str(&r->strs, m->path);
-
-	if (map >= w->nr_queued) {
-		size_t n = MAX((size_t)map + 1, w->nr_queued * 2);
-
-		w->queued = xrealloc(w->queued, n);
-		memset(w->queued + w->nr_queued, 0, n - w->nr_queued);
-		w->nr_queued = n;
-	}
-	if (w->queued[map])
-		return;
-	w->queued[map] = 1;
-	if (map == MAP_KERNEL) {
-		path = "[kernel.kallsyms]";
-		j.start = 0;
-		j.end = UINT64_MAX;
-	} else if (m->jitpid || path[0] == '[') {
-		return; /* perf maps change while the JIT runs; the vDSO is cheap */
-	}
-	if (m->delpid) {
-		char buf[96];
-
-		path = map_file(r, m, buf, sizeof(buf), true);
-		r->maps[map].del_warm = path == buf;
-		j.path = xstrdup(path);
-	} else {
-		j.path = xstrdup(path);
-	}
-	j.bid = m->bid ? xstrdup(strtab_str(&r->strs, m->bid)) : NULL;
-	pthread_mutex_lock(&w->lock);
-	ALLOC_GROW(w->jobs, w->nr + 1, w->alloc);
-	w->jobs[w->nr++] = j;
-	pthread_cond_signal(&w->cond);
-	pthread_mutex_unlock(&w->lock);
-}
-
-/* Give the thread the modules of a new stack's frames (key entries). */
-static void warm_stack(struct recorder *r, const uint8_t *k, size_t n)
-{
-	if (!r->warm)
-		return;
-	for (size_t i = 0; i < n; i++, k += 12) {
-		uint32_t map;
-		uint64_t addr;
-
-		memcpy(&map, k, 4);
-		memcpy(&addr, k + 4, 8);
-		if (map)
-			warm_map(r, map, addr);
-	}
-}
-
 /* ---- stacks ---- */
 
 static void key_reserve(struct recorder *r, size_t n)
@@ -1033,22 +583,6 @@ static void key_reserve(struct recorder *r, size_t n)
 		r->keyalloc = n * 2;
 		r->keybuf = xrealloc(r->keybuf, r->keyalloc);
 	}
-}
-
-/* Frame entries in a key: map id (u32) + address (u64), unaligned. */
-#define KEY_HDR	  12
-#define KEY_FRAME 12
-
-static void key_put(uint8_t *k, uint32_t map, uint64_t addr)
-{
-	memcpy(k, &map, 4);
-	memcpy(k + 4, &addr, 8);
-}
-
-static void key_get(const uint8_t *k, uint32_t *map, uint64_t *addr)
-{
-	memcpy(map, k, 4);
-	memcpy(addr, k + 4, 8);
 }
 
 static struct unwinder *proc_unwinder(struct recorder *r, struct rec_proc *p)
@@ -1060,9 +594,9 @@ static struct unwinder *proc_unwinder(struct recorder *r, struct rec_proc *p)
 		const struct rec_map *m = &r->maps[p->maps[i]];
 		char buf[96];
 
-		if (!path_is_anon(strtab_str(&r->strs, m->path)))
-			unwinder_add_map(p->uw, map_file(r, m, buf, sizeof(buf), true), m->start,
-					 m->end, m->pgoff);
+		if (!rec_path_is_anon(strtab_str(&r->strs, m->path)))
+			unwinder_add_map(p->uw, rec_map_file(r, m, buf, sizeof(buf), true),
+					 m->start, m->end, m->pgoff);
 	}
 	return p->uw;
 }
@@ -1148,7 +682,7 @@ static int64_t *sample_stack(struct recorder *r, const struct perf_sample *s, ui
 	nr = r->stacks.nr;
 	id = strtab_intern(&r->stacks, (const char *)r->keybuf, len);
 	if (r->stacks.nr != nr)
-		warm_stack(r, r->keybuf + KEY_HDR, nk + nu); /* a new stack: new modules? */
+		rec_warm_stack(r, r->keybuf + KEY_HDR, nk + nu); /* a new stack: new modules? */
 	*idp = id;
 	return stack_values(r, id);
 }
@@ -1392,7 +926,7 @@ int recorder_run(struct recorder *r, volatile sig_atomic_t *stop, uint64_t durat
 		}
 	if (!n)
 		return error_set(err, ERR_USAGE, "record: no events open");
-	warm_start(r);
+	rec_warm_start(r);
 	r->duration_ms = duration_ms;
 	r->status = status;
 	r->status_arg = arg;
@@ -1434,372 +968,4 @@ void recorder_feed_round(struct recorder *r)
 {
 	flush(r, r->prev_round_max);
 	r->prev_round_max = r->round_max;
-}
-
-/* ---- symbolization ---- */
-
-/* One symbolized (map, address): frames[first .. first + n) innermost first. */
-struct symres {
-	uint32_t map;
-	uint64_t addr;
-	uint32_t first, n;
-	uint8_t reason; /* 0 when named */
-};
-
-struct symctx {
-	struct recorder *r;
-	struct profile *p;
-	struct symbolizer *s;
-	struct symres *res;
-	size_t nr_res, alloc_res;
-	struct idhash index;
-	uint32_t *frames;
-	size_t nr_frames, alloc_frames;
-	uint8_t *map_state; /* per map: 0 not tried, 1 module made, 2 no module (reason below) */
-	uint8_t *map_reason;
-	uint32_t kernel_module, unknown_module;
-};
-
-const char *record_reason_str(unsigned i)
-{
-	if (i == REC_REASON_JIT)
-		return "JIT code without /tmp/perf-PID.map";
-	if (i == REC_REASON_NO_MAP)
-		return "no mapping known";
-	return sym_reason_str((enum sym_reason)i);
-}
-
-/*
- * The vDSO is the same image in every process: copy ours once into a
- * memfd (nothing to clean up, whatever happens) and read it through
- * /proc/self/fd.
- */
-static const char *vdso_file(struct recorder *r)
-{
-	unsigned long base = getauxval(AT_SYSINFO_EHDR);
-	FILE *f;
-	char line[256];
-	unsigned long long start = 0, end = 0;
-	int fd;
-
-	if (r->vdso_path[0])
-		return r->vdso_path[0] == '-' ? NULL : r->vdso_path;
-	snprintf(r->vdso_path, sizeof(r->vdso_path), "-");
-	if (!base || !(f = fopen("/proc/self/maps", "re")))
-		return NULL;
-	while (fgets(line, sizeof(line), f))
-		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &start, &end) == 2)
-			break;
-	fclose(f);
-	if (start != base || end <= start || end - start > (64u << 20))
-		return NULL;
-	fd = memfd_create("plateau-vdso", MFD_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	if (write(fd, (const void *)base, end - start) != (ssize_t)(end - start)) {
-		close(fd);
-		return NULL;
-	}
-	r->vdso_fd = fd;
-	snprintf(r->vdso_path, sizeof(r->vdso_path), "/proc/self/fd/%d", fd);
-	return r->vdso_path;
-}
-
-static struct sym_module *map_module(struct symctx *c, uint32_t id)
-{
-	struct recorder *r = c->r;
-	struct rec_map *m = &r->maps[id];
-	const char *path = strtab_str(&r->strs, m->path);
-	char buf[64];
-
-	if (c->map_state[id] == 1)
-		return m->sm;
-	if (c->map_state[id] == 2)
-		return NULL;
-	c->map_state[id] = 2;
-	if (id == MAP_KERNEL) {
-		m->sm = symbolizer_module(c->s, "[kernel.kallsyms]", 0, UINT64_MAX, 0, NULL);
-	} else if (m->jitpid) {
-		snprintf(buf, sizeof(buf), "/tmp/perf-%u.map", m->jitpid);
-		if (access(buf, R_OK)) {
-			c->map_reason[id] = REC_REASON_JIT;
-			return NULL;
-		}
-		m->sm = symbolizer_module(c->s, buf, m->start, m->end, m->pgoff, NULL);
-	} else if (!strcmp(path, "[vdso]")) {
-		const char *f = vdso_file(r);
-
-		if (!f) {
-			c->map_reason[id] = SYM_NO_FILE;
-			return NULL;
-		}
-		m->sm = symbolizer_module(c->s, f, m->start, m->end, 0, NULL);
-	} else {
-		char file[96];
-
-		/* a deleted file the warmer opened through map_files is in the symbolizer already */
-		path = map_file(r, m, file, sizeof(file), !m->del_warm);
-		m->sm = symbolizer_module(c->s, path, m->start, m->end, m->pgoff,
-					  m->bid ? strtab_str(&r->strs, m->bid) : NULL);
-	}
-	c->map_state[id] = 1;
-	return m->sm;
-}
-
-static const char *base_name(const char *path)
-{
-	const char *b = strrchr(path, '/');
-
-	return b && b[1] ? b + 1 : path;
-}
-
-static uint32_t unnamed_frame(struct symctx *c, uint32_t map, uint64_t addr, uint64_t offset,
-			      bool have_offset)
-{
-	struct recorder *r = c->r;
-	struct frame f = {0};
-	char buf[4200];
-
-	f.addr = addr;
-	f.flags = FRAME_UNSYMBOLIZED;
-	if (map == 0) {
-		snprintf(buf, sizeof(buf), "[unknown]");
-	} else if (map == MAP_KERNEL) {
-		snprintf(buf, sizeof(buf), "[kernel.kallsyms]+0x%" PRIx64, addr);
-		f.flags |= FRAME_KERNEL;
-		f.module = c->kernel_module;
-	} else {
-		const struct rec_map *m = &r->maps[map];
-		const char *path = strtab_str(&r->strs, m->path);
-
-		if (!have_offset)
-			offset = addr - m->start + m->pgoff;
-		snprintf(buf, sizeof(buf), "%s+0x%" PRIx64,
-			 path_is_anon(path) ? "[anon]" : base_name(path), offset);
-		f.module = profile_intern_str(c->p, path);
-		if (m->jitpid)
-			f.flags |= FRAME_JIT;
-	}
-	f.name = profile_intern_str(c->p, buf);
-	return profile_intern_frame(c->p, &f);
-}
-
-static void push_frame(struct symctx *c, uint32_t id)
-{
-	ALLOC_GROW(c->frames, c->nr_frames + 1, c->alloc_frames);
-	c->frames[c->nr_frames++] = id;
-}
-
-/* Symbolize (map, addr) into c->res[...]; lookup_addr is addr or addr - 1 for return addresses. */
-static const struct symres *symbolize_one(struct symctx *c, uint32_t map, uint64_t lookup)
-{
-	uint32_t h = (uint32_t)hash_u64(lookup * 31 + map), pos = h, id;
-	struct sym_frame out[MAX_SYM_FRAMES];
-	struct symres *res;
-	struct sym_module *sm;
-	struct error e = {0};
-	int n = 0;
-
-	while ((id = idhash_probe(&c->index, h, &pos)) != IDHASH_NONE)
-		if (c->res[id].map == map && c->res[id].addr == lookup)
-			return &c->res[id];
-	ALLOC_GROW(c->res, c->nr_res + 1, c->alloc_res);
-	res = &c->res[c->nr_res];
-	memset(res, 0, sizeof(*res));
-	res->map = map;
-	res->addr = lookup;
-	res->first = (uint32_t)c->nr_frames;
-	idhash_insert(&c->index, h, (uint32_t)c->nr_res++);
-	sm = map ? map_module(c, map) : NULL;
-	out[0].reason = map ? (enum sym_reason)c->map_reason[map] : SYM_OK;
-	out[0].offset = 0;
-	if (sm)
-		n = symbolizer_lookup(c->s, sm, lookup, out, ARRAY_SIZE(out), &e);
-	if (n <= 0) {
-		res->reason = map == 0 ? REC_REASON_NO_MAP : (uint8_t)out[0].reason;
-		if (!res->reason)
-			res->reason = SYM_NO_SYMBOL;
-		push_frame(c, unnamed_frame(c, map, lookup, out[0].offset, sm && out[0].offset));
-		res->n = 1;
-		return res;
-	}
-	for (int i = 0; i < n; i++) {
-		struct frame f = {0};
-
-		f.name = profile_intern_str(c->p, out[i].function);
-		f.file = out[i].file ? profile_intern_str(c->p, out[i].file) : 0;
-		f.line = out[i].line;
-		f.addr = lookup;
-		if (out[i].flags & SYM_FRAME_INLINED)
-			f.flags |= FRAME_INLINED;
-		if (map == MAP_KERNEL) {
-			f.flags |= FRAME_KERNEL;
-			f.module = c->kernel_module;
-		} else {
-			const struct rec_map *m = &c->r->maps[map];
-			char jit[64];
-
-			/* JIT frames come from the perf map: their module says so (pprof keeps it). */
-			if (m->jitpid)
-				snprintf(jit, sizeof(jit), "/tmp/perf-%u.map", m->jitpid);
-			f.module = profile_intern_str(
-				c->p, m->jitpid ? jit : strtab_str(&c->r->strs, m->path));
-			if (m->jitpid)
-				f.flags |= FRAME_JIT;
-		}
-		push_frame(c, profile_intern_frame(c->p, &f));
-	}
-	res->n = (uint32_t)n;
-	return res;
-}
-
-static bool is_thread_root(const char *name)
-{
-	static const char *const roots[] = {
-		"_start",
-		"__libc_start_main",
-		"__libc_start_call_main",
-		"start_thread",
-		"clone",
-		"clone3",
-		"__clone",
-		"__clone3",
-		"_dl_start_user",
-		"__GI___clone3",
-		"__GI___clone",
-	};
-
-	for (size_t i = 0; i < ARRAY_SIZE(roots); i++)
-		if (!strcmp(name, roots[i]))
-			return true;
-	return false;
-}
-
-/*
- * Does a user stack whose outermost frame is s reach a thread's entry
- * point?  An outermost frame in no mapping is a walk gone astray; one in
- * a stripped or deleted file cannot be told, and is not held against it.
- */
-static bool stack_rooted(struct symctx *c, const struct symres *s)
-{
-	if (s->reason)
-		return s->reason != REC_REASON_NO_MAP;
-	return is_thread_root(profile_str(c->p, c->p->frames[c->frames[s->first + s->n - 1]].name));
-}
-
-static void profile_setup(struct recorder *r, struct profile *p)
-{
-	if (r->t_samples >= 0) {
-		profile_add_type(p, "samples", "count");
-		profile_add_type(p, "cpu", "nanoseconds");
-	}
-	if (r->t_offcpu >= 0)
-		profile_add_type(p, "offcpu", "nanoseconds");
-	if (r->t_wall >= 0)
-		profile_add_type(p, "wall", "nanoseconds");
-	p->default_type = (uint32_t)(r->t_cpu >= 0	? r->t_cpu
-				     : r->t_offcpu >= 0 ? r->t_offcpu
-							: r->t_wall);
-	/*
-	 * Off-CPU and wall values are durations, not counts: their intervals
-	 * treat them as if sampled at the cpu-clock period (see stats.c).
-	 */
-	p->period_type.type = profile_intern_str(p, r->t_cpu >= 0 ? "cpu" : "wall");
-	p->period_type.unit = profile_intern_str(p, "nanoseconds");
-	p->period = (int64_t)(1000000000u / r->o.freq);
-	p->time_nanos = (int64_t)r->t0.tv_sec * 1000000000 + r->t0.tv_nsec;
-	p->duration_nanos = (int64_t)r->st.duration_ns;
-}
-
-/* Add stack id's values to the profile; returns ERR_LIMIT on overflow. */
-static int add_stack(struct symctx *c, uint32_t id, uint32_t **buf, size_t *alloc)
-{
-	struct recorder *r = c->r;
-	const uint8_t *k = (const uint8_t *)strtab_str(&r->stacks, id);
-	size_t len = strtab_len(&r->stacks, id), nf = (len - KEY_HDR) / KEY_FRAME, n = 0;
-	uint32_t hdr[3], labels = 0;
-	int reason = -1;
-	bool user = false, rooted = false;
-
-	memcpy(hdr, k, sizeof(hdr));
-	ALLOC_GROW(*buf, 1, *alloc);
-	(*buf)[n++] = hdr[0] ? profile_frame_named(c->p, strtab_str(&r->strs, hdr[0]),
-						   strtab_len(&r->strs, hdr[0]))
-			     : profile_frame_named(c->p, "[unknown]", 9);
-	/* user frames outermost first, then kernel frames outermost first */
-	for (size_t pass = 0; pass < 2; pass++) {
-		size_t lo = pass == 0 ? hdr[2] : 0, hi = pass == 0 ? nf : hdr[2];
-
-		for (size_t i = hi; i-- > lo;) {
-			uint32_t map;
-			uint64_t addr;
-			const struct symres *s;
-
-			key_get(k + KEY_HDR + i * KEY_FRAME, &map, &addr);
-			s = symbolize_one(c, map, i == lo || !addr ? addr : addr - 1);
-			if (s->reason && reason < 0)
-				reason = s->reason;
-			if (pass == 0) {
-				if (!user)
-					rooted = stack_rooted(c, s);
-				user = true;
-			}
-			ALLOC_GROW(*buf, n + s->n, *alloc);
-			for (uint32_t j = s->n; j-- > 0;)
-				(*buf)[n++] = c->frames[s->first + j];
-		}
-	}
-	if (hdr[1]) {
-		struct label l = {.key = profile_intern_str(c->p, "thread"),
-				  .str = profile_intern_str(c->p, strtab_str(&r->strs, hdr[1]))};
-
-		labels = profile_intern_labels(c->p, &l, 1);
-	}
-	r->st.stacks_total += r->counts[id];
-	if (reason >= 0) {
-		r->st.unnamed_samples += r->counts[id];
-		if (reason < REC_NR_REASONS)
-			r->st.unnamed_by_reason[reason] += r->counts[id];
-	}
-	if (user && !rooted)
-		r->st.truncated_samples += r->counts[id];
-	return profile_add_sample(c->p, profile_stack(c->p, *buf, n), labels,
-				  r->vals + (size_t)id * r->nr_types);
-}
-
-struct profile *recorder_profile(struct recorder *r, struct error *err)
-{
-	struct symctx c = {.r = r};
-	struct profile *p = profile_new();
-	uint32_t *buf = NULL;
-	size_t alloc = 0;
-	int ret = 0;
-
-	profile_setup(r, p);
-	c.p = p;
-	c.s = warm_stop(r);
-	if (!c.s && r->pre_sym) {
-		c.s = r->pre_sym;
-		r->pre_sym = NULL;
-	}
-	if (!c.s)
-		c.s = symbolizer_new();
-	c.map_state = xcalloc(r->nr_maps + 1, 1);
-	c.map_reason = xcalloc(r->nr_maps + 1, 1);
-	c.kernel_module = profile_intern_str(p, "[kernel.kallsyms]");
-	for (uint32_t id = 1; id < r->stacks.nr && !ret; id++)
-		ret = add_stack(&c, id, &buf, &alloc);
-	free(buf);
-	free(c.res);
-	free(c.frames);
-	free(c.map_state);
-	free(c.map_reason);
-	idhash_release(&c.index);
-	symbolizer_free(c.s);
-	if (ret) {
-		profile_free(p);
-		error_set(err, ERR_LIMIT, "record: a value overflows 64 bits");
-		return NULL;
-	}
-	return p;
 }
