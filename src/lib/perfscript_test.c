@@ -103,8 +103,8 @@ static void test_header_regex(void **state)
 		"comm 12a x",	/* digits must end in whitespace */
 		"\tcomm 1 x",	/* \S first */
 		"comm 1/2/3 x", /* [/]*(\d+)* then \s+ */
-		"comm \xa0"
-		"1 x", /* no-break space is not \s */
+		("comm \xa0"
+		 "1 x"), /* no-break space is not \s */
 		"comm 123:456 x",
 	};
 	struct perfscript_header h;
