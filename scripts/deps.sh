@@ -7,7 +7,7 @@ set -eu
 PKGS="
 build-essential pkg-config meson ninja-build
 zlib1g-dev libprotobuf-c-dev protobuf-c-compiler
-libdw-dev libiberty-dev liblzma-dev xz-utils libc6-dbg elfutils
+libdw-dev libiberty-dev liblzma-dev xz-utils libc6-dbg elfutils dwz
 libcmocka-dev
 clang libclang-rt-14-dev
 lld

@@ -10,6 +10,7 @@
 #include "util/hash.h"
 #include "util/strbuf.h"
 #include "lib/perfscript_inline.h"
+#include "lib/symbolize_dwarf.h"
 
 /*
  * What stackcollapse-perf.pl's inline() gets from addr2line, rebuilt on
@@ -29,7 +30,8 @@ extern char *cplus_demangle(const char *mangled, int options);
 #define DMGL_PARAMS (1 << 0)
 #define DMGL_ANSI   (1 << 1)
 
-#define MAX_CHAIN 256 /* inline depth kept (DWARF from a hostile file may nest deeper) */
+#define MAX_CHAIN 256	     /* inline depth kept (DWARF from a hostile file may nest deeper) */
+#define MAX_PAINT (1u << 26) /* work to index a unit (ranges that all overlap cost n^2) */
 
 struct inl_sym {
 	uint64_t value, size;
@@ -57,8 +59,10 @@ struct inl_cu {
 	Dwarf_Off offset;
 	struct inl_func *funcs;
 	size_t nr_funcs;
-	uint64_t (*ranges)[2];
+	uint64_t (*ranges)[2]; /* the functions' ranges; freed once indexed */
 	size_t nr_ranges;
+	struct sym_addrmap best; /* address -> cu_best_func's answer, when indexed */
+	bool indexed;
 };
 
 /* A section addresses can fall in: [lo, hi) and its index. */
@@ -120,6 +124,7 @@ void inline_cache_free(struct inline_cache *c)
 		for (size_t j = 0; j < c->mods[i].nr_cus; j++) {
 			free(c->mods[i].cus[j].funcs);
 			free(c->mods[i].cus[j].ranges);
+			sym_addrmap_release(&c->mods[i].cus[j].best);
 		}
 		free(c->mods[i].cus);
 		free(c->mods[i].main_syms.syms);
@@ -502,6 +507,90 @@ static void cu_build(struct inl_cu *cu, Dwarf_Die *cudie)
 	free(stack);
 }
 
+/* A range of a unit's function table, in the order bfd's lookup prefers it. */
+struct inl_rank {
+	uint64_t len;
+	uint32_t range;
+};
+
+/* Longest first; on a tie, earlier in function table (and DIE) order first. */
+static int cmp_rank(const void *a, const void *b)
+{
+	const struct inl_rank *x = a, *y = b;
+
+	if (x->len != y->len)
+		return x->len > y->len ? -1 : 1;
+	return x->range < y->range ? -1 : x->range > y->range;
+}
+
+/*
+ * bfd's lookup_address_in_function_table, for every address at once: the
+ * function whose range holding pc is the shortest, the later one in DIE
+ * order on a tie.  Painting the ranges longest first, in table order on a
+ * tie, leaves each address to that function.  A unit that would take too
+ * long is left to cu_best_func's scan.
+ */
+static void cu_index(struct inl_cu *cu)
+{
+	struct inl_rank *rank = xmalloc(st_mult(cu->nr_ranges + 1, sizeof(*rank)));
+	int32_t *func = xmalloc(st_mult(cu->nr_ranges + 1, sizeof(*func)));
+	size_t steps = 0;
+
+	for (size_t i = 0; i < cu->nr_funcs; i++) {
+		for (uint32_t r = 0; r < cu->funcs[i].nr_ranges; r++)
+			func[cu->funcs[i].range + r] = (int32_t)i;
+	}
+	for (size_t r = 0; r < cu->nr_ranges; r++) {
+		uint64_t lo = cu->ranges[r][0], hi = cu->ranges[r][1];
+
+		rank[r] = (struct inl_rank){lo < hi ? hi - lo : 0, (uint32_t)r};
+	}
+	qsort(rank, cu->nr_ranges, sizeof(*rank), cmp_rank);
+	sym_addrmap_init(&cu->best, (const uint64_t(*)[2])cu->ranges, cu->nr_ranges);
+	for (size_t i = 0; i < cu->nr_ranges && steps <= MAX_PAINT; i++) {
+		const uint64_t *r = cu->ranges[rank[i].range];
+
+		steps += sym_addrmap_paint(&cu->best, r[0], r[1], func[rank[i].range], -1,
+					   INT32_MAX);
+	}
+	free(rank);
+	free(func);
+	if (steps > MAX_PAINT) {
+		sym_addrmap_release(&cu->best);
+		return;
+	}
+	sym_addrmap_finish(&cu->best);
+	cu->indexed = true;
+	free(cu->ranges);
+	cu->ranges = NULL;
+}
+
+/*
+ * bfd's lookup_address_in_function_table: the function whose range
+ * holding pc is the shortest, the later one in DIE order on a tie.
+ */
+static int32_t cu_best_func(const struct inl_cu *cu, uint64_t pc)
+{
+	uint64_t best_len = UINT64_MAX;
+	int32_t best = -1;
+
+	if (cu->indexed)
+		return sym_addrmap_find(&cu->best, pc);
+	for (size_t i = 0; i < cu->nr_funcs; i++) {
+		const struct inl_func *f = &cu->funcs[i];
+
+		for (uint32_t r = f->range; r < f->range + f->nr_ranges; r++) {
+			uint64_t lo = cu->ranges[r][0], hi = cu->ranges[r][1];
+
+			if (pc < lo || pc >= hi || hi - lo > best_len)
+				continue;
+			best_len = hi - lo;
+			best = (int32_t)i;
+		}
+	}
+	return best;
+}
+
 static struct inl_cu *module_cu(struct inl_module *m, Dwarf_Die *cudie)
 {
 	Dwarf_Off off = dwarf_dieoffset(cudie);
@@ -516,31 +605,8 @@ static struct inl_cu *module_cu(struct inl_module *m, Dwarf_Die *cudie)
 	memset(cu, 0, sizeof(*cu));
 	cu->offset = off;
 	cu_build(cu, cudie);
+	cu_index(cu);
 	return cu;
-}
-
-/*
- * bfd's lookup_address_in_function_table: the function whose range
- * holding pc is the shortest, the later one in DIE order on a tie.
- */
-static int32_t cu_best_func(const struct inl_cu *cu, uint64_t pc)
-{
-	uint64_t best_len = UINT64_MAX;
-	int32_t best = -1;
-
-	for (size_t i = 0; i < cu->nr_funcs; i++) {
-		const struct inl_func *f = &cu->funcs[i];
-
-		for (uint32_t r = f->range; r < f->range + f->nr_ranges; r++) {
-			uint64_t lo = cu->ranges[r][0], hi = cu->ranges[r][1];
-
-			if (pc < lo || pc >= hi || hi - lo > best_len)
-				continue;
-			best_len = hi - lo;
-			best = (int32_t)i;
-		}
-	}
-	return best;
 }
 
 /*

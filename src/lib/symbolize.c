@@ -1,18 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-#include <dwarf.h>
-#include <limits.h>
-#include <elfutils/libdwfl.h>
-
 #include "util/common.h"
 #include "util/strtab.h"
 #include "lib/symbolize.h"
+#include "lib/symbolize_dwarf.h"
 #include "lib/symbolize_elf.h"
 
 /*
  * The symbolizer: files are loaded once per (path, build-id) into a
  * struct sym_dso (symbolize_elf.c); each mapping is a struct sym_module
  * with its load bias.  Names come from the ELF symbol table; the DWARF
- * (main file or separate debug file) adds inline frames and file:line.
+ * (main file or separate debug file) adds inline frames and file:line
+ * (symbolize_dwarf.c).
  */
 
 /* From libiberty's demangle.h, which clashes with our headers (see perfscript_inline.c). */
@@ -45,11 +43,7 @@ struct symbolizer {
 	size_t nr_mods, alloc_mods;
 	struct strtab names; /* demangled names */
 	struct sym_cache_ent *cache;
-};
-
-struct sym_dwarf {
-	Dwfl *dwfl;
-	Dwfl_Module *mod;
+	enum sym_dwarf_mode dwarf_mode;
 };
 
 static const char *const reason_str[] = {
@@ -79,19 +73,12 @@ struct symbolizer *symbolizer_new(void)
 	return s;
 }
 
-static void dwarf_free(struct sym_dwarf *w)
-{
-	if (w && w->dwfl)
-		dwfl_end(w->dwfl);
-	free(w);
-}
-
 void symbolizer_free(struct symbolizer *s)
 {
 	if (!s)
 		return;
 	for (size_t i = 0; i < s->nr_dsos; i++) {
-		dwarf_free(s->dsos[i]->dwarf);
+		sym_dwarf_free(s->dsos[i]->dwarf);
 		sym_dso_release(s->dsos[i]);
 		free(s->dsos[i]);
 	}
@@ -102,6 +89,23 @@ void symbolizer_free(struct symbolizer *s)
 	free(s->cache);
 	strtab_release(&s->names);
 	free(s);
+}
+
+void symbolizer_set_dwarf_mode(struct symbolizer *s, enum sym_dwarf_mode mode)
+{
+	s->dwarf_mode = mode;
+}
+
+enum sym_dwarf_mode symbolizer_dwarf_mode(const struct symbolizer *s)
+{
+	return s->dwarf_mode;
+}
+
+void symbolizer_dwarf_stats(const struct symbolizer *s, struct sym_dwarf_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	for (size_t i = 0; i < s->nr_dsos; i++)
+		sym_dwarf_stats(s->dsos[i]->dwarf, st);
 }
 
 /*
@@ -145,7 +149,7 @@ struct sym_module *symbolizer_module(struct symbolizer *s, const char *path, uin
  * Demangled with parameters, as addr2line -C and gdb print (perf drops
  * them): overloads stay apart.  Names that are not mangled come back as is.
  */
-static const char *symbolizer_demangle(struct symbolizer *s, const char *name)
+const char *sym_demangle(struct symbolizer *s, const char *name)
 {
 	const char *at = name ? strchr(name, '@') : NULL;
 	char *dem, *bare = NULL;
@@ -162,11 +166,6 @@ static const char *symbolizer_demangle(struct symbolizer *s, const char *name)
 	free(bare);
 	return r;
 }
-
-static const Dwfl_Callbacks dwarf_callbacks = {
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
-};
 
 static bool elf_has_dwarf(Elf *elf)
 {
@@ -190,103 +189,15 @@ static bool elf_has_dwarf(Elf *elf)
 static struct sym_dwarf *dso_dwarf(struct sym_dso *d)
 {
 	const char *self = d->from_debug ? d->dbg_path : d->path, *path;
-	struct sym_dwarf *w;
-	GElf_Addr bias;
 
 	/* Before any section scan: this runs on every lookup. */
 	if (d->dwarf_tried)
 		return d->dwarf;
 	d->dwarf_tried = true;
 	path = elf_has_dwarf(d->elf) ? self : elf_has_dwarf(d->dbg_elf) ? d->dbg_path : NULL;
-	if (!path)
-		return NULL;
-	w = xcalloc(1, sizeof(*w));
-	w->dwfl = dwfl_begin(&dwarf_callbacks);
-	if (w->dwfl) {
-		w->mod = dwfl_report_elf(w->dwfl, path, path, -1, 0, true);
-		dwfl_report_end(w->dwfl, NULL, NULL);
-	}
-	if (!w->mod || !dwfl_module_getdwarf(w->mod, &bias) || bias) {
-		dwarf_free(w);
-		return NULL;
-	}
-	d->dwarf = w;
-	return w;
-}
-
-static const char *die_name(struct symbolizer *s, Dwarf_Die *die)
-{
-	Dwarf_Attribute attr;
-	const char *n = NULL;
-
-	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
-	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr))
-		n = dwarf_formstring(&attr);
-	if (n)
-		return symbolizer_demangle(s, n);
-	if (dwarf_attr_integrate(die, DW_AT_name, &attr))
-		return dwarf_formstring(&attr);
-	return NULL;
-}
-
-/* Where the inlined instance die was called from: its caller's file:line. */
-static void die_call_site(Dwarf_Die *cu, Dwarf_Die *die, struct sym_frame *f)
-{
-	Dwarf_Attribute attr;
-	Dwarf_Word file = 0, line = 0;
-	Dwarf_Files *files;
-	size_t nfiles;
-
-	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &file) == 0 &&
-	    dwarf_getsrcfiles(cu, &files, &nfiles) == 0 && file < nfiles)
-		f->file = dwarf_filesrc(files, file, NULL, NULL);
-	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &line) == 0 &&
-	    line <= UINT_MAX)
-		f->line = (unsigned)line;
-}
-
-/* The inline chain at vaddr, innermost first, into out[]; returns the count (0: no DWARF function). */
-static size_t dwarf_frames(struct symbolizer *s, struct sym_dwarf *w, uint64_t vaddr,
-			   struct sym_frame *out, size_t max)
-{
-	Dwarf_Addr bias;
-	Dwarf_Die *cu = dwfl_module_addrdie(w->mod, vaddr, &bias), *scopes = NULL;
-	Dwarf_Line *line = cu ? dwarf_getsrc_die(cu, vaddr - bias) : NULL;
-	int nscopes = cu ? dwarf_getscopes(cu, vaddr - bias, &scopes) : 0;
-	size_t n = 0;
-	int lineno;
-
-	if (line && (out[0].file = dwarf_linesrc(line, NULL, NULL)) && !dwarf_lineno(line, &lineno))
-		out[0].line = lineno > 0 ? (unsigned)lineno : 0;
-	for (int i = 0; i < nscopes && n < max; i++) {
-		int tag = dwarf_tag(&scopes[i]);
-		Dwarf_Die inl;
-
-		if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
-			continue;
-		out[n].function = die_name(s, &scopes[i]);
-		if (tag == DW_TAG_subprogram) {
-			n++;
-			break;
-		}
-		out[n++].flags |= SYM_FRAME_INLINED;
-		if (n < max) {
-			out[n] = (struct sym_frame){.offset = vaddr};
-			die_call_site(cu, &scopes[i], &out[n]);
-		}
-		/*
-		 * After an inlined instance, dwarf_getscopes goes on with its
-		 * abstract origin's scopes; the caller is among the scopes that
-		 * hold the instance itself.
-		 */
-		inl = scopes[i];
-		free(scopes);
-		scopes = NULL;
-		nscopes = dwarf_getscopes_die(&inl, &scopes);
-		i = 0;
-	}
-	free(scopes);
-	return n;
+	if (path)
+		d->dwarf = sym_dwarf_open(path);
+	return d->dwarf;
 }
 
 static int lookup_fail(struct sym_frame *out, enum sym_reason reason)
@@ -317,7 +228,7 @@ static int dso_lookup(struct symbolizer *s, struct sym_dso *d, uint64_t vaddr,
 {
 	struct sym_sym *sym = sym_dso_find(d, vaddr);
 	struct sym_dwarf *w = dso_dwarf(d);
-	size_t n = w ? dwarf_frames(s, w, vaddr, out, max) : 0;
+	size_t n = w ? sym_dwarf_frames(s, w, vaddr, out, max) : 0;
 
 	if (!sym && !n)
 		return unnamed_fail(d, vaddr, out);
@@ -326,7 +237,7 @@ static int dso_lookup(struct symbolizer *s, struct sym_dso *d, uint64_t vaddr,
 	/* The outermost frame is the real function: the symbol table names it. */
 	if (sym && !(out[n - 1].flags & SYM_FRAME_INLINED)) {
 		if (!sym->pretty)
-			sym->pretty = symbolizer_demangle(s, sym->name);
+			sym->pretty = sym_demangle(s, sym->name);
 		out[n - 1].function = sym->pretty;
 	}
 	if (d->kernel)

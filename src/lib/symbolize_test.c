@@ -702,6 +702,43 @@ static void test_eh_func_start(void **state)
 	eh_check(path, EH_ALL, ~0u);
 }
 
+/*
+ * An lld-linked PIE: its text segment starts in the file page that ends
+ * the read-only segment, so two PT_LOADs hold the text mapping's pgoff;
+ * the executable one gives the bias (the first one put every address
+ * a page or more off).
+ */
+static void test_lld_shared_page(void **state)
+{
+	struct symbolizer *s = symbolizer_new();
+	struct mapping map = {0};
+	struct sym_module *m;
+	struct sym_frame f[4];
+	char path[4200], line[4200];
+	uint64_t fn = 0;
+	void *p;
+	FILE *pf;
+
+	(void)state;
+	assert_int_equal(run("cd %s && cc -O2 -fPIE -pie -fuse-ld=lld -o eh.lld ehfix.c", tmpdir),
+			 0);
+	snprintf(path, sizeof(path), "%s/eh.lld", tmpdir);
+	pf = popen(path, "r");
+	assert_non_null(pf);
+	while (fgets(line, sizeof(line), pf)) {
+		if (sscanf(line, "fn %p", &p) == 1)
+			fn = (uintptr_t)p;
+		else if (!strncmp(line, "map ", 4))
+			assert_true(parse_maps_line(line + 4, &map));
+	}
+	assert_int_equal(pclose(pf), 0);
+	assert_true(fn && map.end);
+	m = symbolizer_module(s, map.path, map.start, map.end, map.pgoff, NULL);
+	assert_int_equal(lookup(s, m, fn, f, 4), 1);
+	assert_string_equal(f[0].function, "eh_one");
+	symbolizer_free(s);
+}
+
 /* A .symtab without the function (in the file or its debug file): SYM_NO_SYMBOL, its start. */
 static void test_eh_no_symbol(void **state)
 {
@@ -1015,6 +1052,7 @@ int main(void)
 		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_eh_func_start),
 		cmocka_unit_test(test_eh_no_symbol),
+		cmocka_unit_test(test_lld_shared_page),
 		cmocka_unit_test(test_eh_corrupt),
 		cmocka_unit_test(test_eh_fuzz),
 	};
