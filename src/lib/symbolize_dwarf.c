@@ -167,6 +167,11 @@ struct sym_dwarf {
 	struct dw_unit_set *units; /* other units inlines came from */
 	size_t nr_units, alloc_units;
 	bool origin_own_unit; /* see origin_in_own_unit() */
+	/* Where .debug_aranges does not tell: the CUs' own ranges (see cu_by_ranges()). */
+	Dwarf *dw;
+	bool cu_ranges_built;
+	Dwarf_Die *cu_dies;	   /* compile unit DIEs, in .debug_info order */
+	struct sym_addrmap cu_map; /* address -> index in cu_dies */
 };
 
 static const Dwfl_Callbacks dwarf_callbacks = {
@@ -191,14 +196,14 @@ static bool origin_in_own_unit(void)
 struct sym_dwarf *sym_dwarf_open(const char *path)
 {
 	struct sym_dwarf *w = xcalloc(1, sizeof(*w));
-	GElf_Addr bias;
+	GElf_Addr bias = 0;
 
 	w->dwfl = dwfl_begin(&dwarf_callbacks);
 	if (w->dwfl) {
 		w->mod = dwfl_report_elf(w->dwfl, path, path, -1, 0, true);
 		dwfl_report_end(w->dwfl, NULL, NULL);
 	}
-	if (!w->mod || !dwfl_module_getdwarf(w->mod, &bias) || bias) {
+	if (!w->mod || !(w->dw = dwfl_module_getdwarf(w->mod, &bias)) || bias) {
 		sym_dwarf_free(w);
 		return NULL;
 	}
@@ -223,6 +228,8 @@ void sym_dwarf_free(struct sym_dwarf *w)
 		free(w->units[i].addrs);
 	free(w->cus);
 	free(w->units);
+	free(w->cu_dies);
+	sym_addrmap_release(&w->cu_map);
 	idhash_release(&w->cu_index);
 	if (w->dwfl)
 		dwfl_end(w->dwfl);
@@ -794,15 +801,93 @@ static size_t index_frames(struct symbolizer *s, struct dw_cu *cu, Dwarf_Die *cu
 	return n;
 }
 
+/* ---------------------------------------------------------------- CUs without aranges */
+
+/* Bound the CU range table of a damaged or huge file. */
+#define CU_MAX_RANGES (1u << 24)
+
+/* The ranges of every compile unit, each CU an id in w->cu_dies; false on a libdw error. */
+static bool cu_ranges_collect(struct sym_dwarf *w, uint64_t (**ranges)[2], size_t *nr,
+			      size_t *alloc, int32_t **ids)
+{
+	size_t alloc_dies = 0, alloc_ids = 0, nr_dies = 0;
+	Dwarf_CU *unit = NULL;
+	Dwarf_Die cudie;
+	int r;
+
+	while ((r = dwarf_get_units(w->dw, unit, &unit, NULL, NULL, &cudie, NULL)) == 0) {
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t off = 0;
+
+		if (dwarf_tag(&cudie) != DW_TAG_compile_unit || nr_dies >= INT32_MAX)
+			continue;
+		ALLOC_GROW(w->cu_dies, nr_dies + 1, alloc_dies);
+		w->cu_dies[nr_dies] = cudie;
+		while ((off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
+			if (lo >= hi)
+				continue;
+			if (*nr >= CU_MAX_RANGES)
+				return false;
+			ALLOC_GROW(*ranges, *nr + 1, *alloc);
+			ALLOC_GROW(*ids, *nr + 1, alloc_ids);
+			(*ranges)[*nr][0] = lo;
+			(*ranges)[*nr][1] = hi;
+			(*ids)[(*nr)++] = (int32_t)nr_dies;
+		}
+		nr_dies++;
+	}
+	return r > 0;
+}
+
+/*
+ * The table: the CUs' ranges painted in .debug_info order, each address
+ * to the first CU claiming it.  Built on the first address .debug_aranges
+ * does not place; empty when libdw fails reading the units.
+ */
+static void cu_ranges_build(struct sym_dwarf *w)
+{
+	uint64_t(*ranges)[2] = NULL;
+	int32_t *ids = NULL;
+	size_t nr = 0, alloc = 0, steps = 0;
+
+	w->cu_ranges_built = true;
+	if (cu_ranges_collect(w, &ranges, &nr, &alloc, &ids)) {
+		sym_addrmap_init(&w->cu_map, (const uint64_t(*)[2])ranges, nr);
+		for (size_t i = 0; i < nr && steps <= PAINT_MAX_STEPS; i++)
+			steps += sym_addrmap_paint(&w->cu_map, ranges[i][0], ranges[i][1], ids[i],
+						   -1, 0);
+		if (steps > PAINT_MAX_STEPS)
+			sym_addrmap_release(&w->cu_map);
+		sym_addrmap_finish(&w->cu_map);
+	}
+	free(ranges);
+	free(ids);
+}
+
+/* The compile unit whose own ranges hold pc, or NULL. */
+static Dwarf_Die *cu_by_ranges(struct sym_dwarf *w, Dwarf_Addr pc)
+{
+	int32_t id;
+
+	if (!w->cu_ranges_built)
+		cu_ranges_build(w);
+	id = sym_addrmap_find(&w->cu_map, pc);
+	return id >= 0 ? &w->cu_dies[id] : NULL;
+}
+
 size_t sym_dwarf_frames(struct symbolizer *s, struct sym_dwarf *w, uint64_t vaddr,
 			struct sym_frame *out, size_t max)
 {
-	Dwarf_Addr bias;
+	Dwarf_Addr bias = 0;
 	Dwarf_Die *cudie = dwfl_module_addrdie(w->mod, vaddr, &bias);
-	Dwarf_Line *line = cudie ? dwarf_getsrc_die(cudie, vaddr - bias) : NULL;
+	Dwarf_Line *line;
 	struct dw_cu *cu;
 	int lineno;
 
+	/* No .debug_aranges (clang's, rustc's default), or not this address there: the CUs' ranges. */
+	if (!cudie && (cudie = cu_by_ranges(w, vaddr)))
+		bias = 0;
+	line = cudie ? dwarf_getsrc_die(cudie, vaddr - bias) : NULL;
 	if (line && (out[0].file = dwarf_linesrc(line, NULL, NULL)) && !dwarf_lineno(line, &lineno))
 		out[0].line = lineno > 0 ? (unsigned)lineno : 0;
 	if (!cudie)

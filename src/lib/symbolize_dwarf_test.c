@@ -535,6 +535,188 @@ static void test_self(void **state)
 	assert_true(cs.addrs > 1000);
 }
 
+/* Whether path has a section called name. */
+static bool elf_has_section(const char *path, const char *name)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	bool found = false;
+	GElf_Shdr sh;
+	Elf *elf;
+
+	assert_true(fd >= 0);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
+	while (!found && (scn = elf_nextscn(elf, scn))) {
+		const char *n =
+			gelf_getshdr(scn, &sh) ? elf_strptr(elf, shstrndx, sh.sh_name) : NULL;
+
+		found = n && !strcmp(n, name);
+	}
+	elf_end(elf);
+	close(fd);
+	return found;
+}
+
+/*
+ * No .debug_aranges: gcc's build with the section removed.  The CU is
+ * found from the CUs' own ranges, and every address gives what the
+ * build with aranges gives (the code is the same bytes), in both modes.
+ */
+static void test_gcc_no_aranges(void **state)
+{
+	struct symbolizer *with = symbolizer_new(), *without = symbolizer_new();
+	struct sym_module *mw, *mo;
+	struct compare_stats cs;
+	char a[4200], b[4200];
+	size_t lines = 0, addrs = 0;
+	struct text_map t;
+
+	(void)state;
+	snprintf(a, sizeof(a), "%s/inl", tmpdir);
+	snprintf(b, sizeof(b), "%s/inl.noar", tmpdir);
+	assert_int_equal(
+		run("cd %s && objcopy --remove-section .debug_aranges inl inl.noar", tmpdir), 0);
+	assert_true(elf_has_section(a, ".debug_aranges"));
+	assert_false(elf_has_section(b, ".debug_aranges"));
+	compare_modes(b, 1, &cs);
+	expect_indexed(&cs);
+	assert_true(cs.inlined > cs.addrs / 10);
+	assert_true(cs.deepest >= 4);
+
+	read_text_map(a, &t);
+	mw = symbolizer_module(with, a, t.start, t.end, t.pgoff, NULL);
+	mo = symbolizer_module(without, b, t.start, t.end, t.pgoff, NULL);
+	for (uint64_t addr = t.lo; addr < t.hi; addr++, addrs++) {
+		struct sym_frame x[16], y[16];
+		struct error err = ERROR_INIT;
+		int nx = symbolizer_lookup(with, mw, addr, x, ARRAY_SIZE(x), &err);
+		int ny = symbolizer_lookup(without, mo, addr, y, ARRAY_SIZE(y), &err);
+
+		if (nx != ny)
+			fail_msg("%#" PRIx64 ": %d frames with aranges, %d without", addr, nx, ny);
+		expect_same_frames(addr, nx, y, x);
+		lines += y[0].file && y[0].line;
+	}
+	assert_true(lines > addrs / 2);
+	symbolizer_free(with);
+	symbolizer_free(without);
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = s ? strlen(s) : 0, k = strlen(suffix);
+
+	return n >= k && !strcmp(s + n - k, suffix);
+}
+
+/*
+ * Every address of the function name (start, size), straight from the
+ * DWARF: the outermost frame is the function itself, every file is
+ * inl.c, and most lines are known (clang gives line 0 to code it made up).
+ */
+static void expect_dwarf_function(struct symbolizer *s, struct sym_dwarf *w, const char *name,
+				  uint64_t start, uint64_t size)
+{
+	uint64_t lines = 0;
+
+	for (uint64_t addr = start; addr < start + size; addr++) {
+		struct sym_frame f[16];
+		size_t n;
+
+		memset(f, 0, sizeof(f));
+		n = sym_dwarf_frames(s, w, addr, f, ARRAY_SIZE(f));
+		if (!n || !same_str(f[n - 1].function, name) ||
+		    (f[n - 1].flags & SYM_FRAME_INLINED))
+			fail_msg("%#" PRIx64 " in %s: %zu frames, outermost %s", addr, name, n,
+				 n ? f[n - 1].function : "none");
+		for (size_t i = 0; i < n; i++) {
+			if (!ends_with(f[i].file, "/inl.c"))
+				fail_msg("%#" PRIx64 " in %s frame %zu (%s): at %s:%u", addr, name,
+					 i, f[i].function, f[i].file, f[i].line);
+		}
+		lines += f[0].line > 0;
+	}
+	if (lines <= size / 2)
+		fail_msg("%s: %" PRIu64 " of %" PRIu64 " addresses with a line", name, lines, size);
+}
+
+/*
+ * clang's default: no .debug_aranges at all.  The index agrees with the
+ * reference (both find the CU by its ranges), and every address of each
+ * fixture function clang kept gets that function's name and a line of
+ * inl.c from DWARF alone.
+ */
+static void test_clang_no_aranges(void **state)
+{
+	static const char *const funcs[] = {"hash_str",	   "slot_of", "find",  "xalloc",
+					    "grow",	   "put",     "clamp", "score",
+					    "cmp_entries", "fib",     "depth", "main"};
+	struct symbolizer *s = symbolizer_new();
+	struct compare_stats cs;
+	struct sym_dwarf *w;
+	Elf_Scn *scn = NULL;
+	size_t checked = 0;
+	bool fib = false, main_seen = false;
+	char path[4200];
+	GElf_Shdr sh;
+	Elf *elf;
+	int fd;
+
+	(void)state;
+	assert_int_equal(
+		run("cd %s && clang -O2 -g -o inl.clang inl.c && ./inl.clang >/dev/null", tmpdir),
+		0);
+	snprintf(path, sizeof(path), "%s/inl.clang", tmpdir);
+	assert_true(elf_has_section(path, ".debug_info"));
+	assert_false(elf_has_section(path, ".debug_aranges"));
+	compare_modes(path, 1, &cs);
+	expect_indexed(&cs);
+	assert_true(cs.inlined > cs.addrs / 10);
+	assert_true(cs.deepest >= 3);
+
+	w = sym_dwarf_open(path);
+	assert_non_null(w);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data;
+		GElf_Sym sym;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		assert_non_null(data);
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			const char *name;
+
+			if (!gelf_getsym(data, (int)i, &sym) ||
+			    GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_size)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			for (size_t k = 0; name && k < ARRAY_SIZE(funcs); k++) {
+				if (strcmp(name, funcs[k]))
+					continue;
+				expect_dwarf_function(s, w, name, sym.st_value, sym.st_size);
+				checked++;
+				fib |= !strcmp(name, "fib");
+				main_seen |= !strcmp(name, "main");
+			}
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	print_message("# clang build: %zu fixture functions checked\n", checked);
+	assert_true(fib && main_seen);
+	sym_dwarf_free(w);
+	symbolizer_free(s);
+}
+
 /* Where the fixture's DWARF sections lie in the file. */
 static size_t debug_sections(const char *path, size_t (*secs)[2], size_t max)
 {
@@ -701,7 +883,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_addrmap),		  cmocka_unit_test(test_c_every_address),
 		cmocka_unit_test(test_cxx_every_address), cmocka_unit_test(test_lto_every_address),
-		cmocka_unit_test(test_dwz_every_address), cmocka_unit_test(test_self),
+		cmocka_unit_test(test_dwz_every_address), cmocka_unit_test(test_gcc_no_aranges),
+		cmocka_unit_test(test_clang_no_aranges),  cmocka_unit_test(test_self),
 		cmocka_unit_test(test_damaged_dwarf),
 	};
 
