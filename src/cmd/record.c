@@ -179,8 +179,7 @@ static void show_status(const struct record_stats *st, uint64_t elapsed_ns, void
 	s->shown = true;
 }
 
-static void print_summary(const struct record_stats *st, const char *out, const char *fmt,
-			  const struct profile *p)
+static void print_summary(const struct record_stats *st, const char *out, const char *fmt)
 {
 	uint64_t n = st->stacks_total;
 	char reasons[512] = "";
@@ -213,7 +212,6 @@ static void print_summary(const struct record_stats *st, const char *out, const 
 			100.0 * (double)st->truncated_samples / (double)n);
 	if (st->offcpu_source)
 		fprintf(stderr, "plateau record: off-CPU time from %s\n", st->offcpu_source);
-	(void)p;
 }
 
 int cmd_record(int argc, const char **argv)
@@ -358,7 +356,7 @@ int cmd_record(int argc, const char **argv)
 	if (!quiet) {
 		const struct record_stats *st = recorder_stats(r);
 
-		print_summary(st, out_path, format_name(fmt), p);
+		print_summary(st, out_path, format_name(fmt));
 		if (child_done && WIFEXITED(child_done - 1) && WEXITSTATUS(child_done - 1))
 			fprintf(stderr, "plateau record: %s exited with status %d\n", argv[0],
 				WEXITSTATUS(child_done - 1));

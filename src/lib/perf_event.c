@@ -35,7 +35,7 @@ static int sys_perf_event_open(const struct perf_event_attr *attr, pid_t pid, in
 	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, group, flags);
 }
 
-static int read_paranoid(void)
+int perf_event_paranoid(void)
 {
 	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
 	int v = 99;
@@ -81,7 +81,7 @@ static const char *refused_what(const struct perf_open_opts *o, int *need)
 static int open_refused(const struct perf_open_opts *o, pid_t pid, int cpu, int errnum,
 			struct error *err)
 {
-	int need, cur = read_paranoid();
+	int need, cur = perf_event_paranoid();
 	const char *what = refused_what(o, &need);
 	bool hint = o->kind == PERF_EV_CPU_CLOCK && o->pid >= 0 && !o->exclude_kernel;
 

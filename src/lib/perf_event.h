@@ -184,6 +184,9 @@ struct perf_session {
  * EACCES/EPERM give a message naming what was refused and the sysctl
  * value or capability that allows it.
  */
+/* kernel.perf_event_paranoid, or 99 when it cannot be read. */
+int perf_event_paranoid(void);
+
 int perf_session_open(struct perf_session *out, const struct perf_open_opts *o, struct error *err);
 void perf_session_close(struct perf_session *s);
 /* Enable/disable all events, redirected ones included (PERF_EVENT_IOC_ENABLE/DISABLE). */

@@ -356,14 +356,6 @@ static int open_session(struct recorder *r, int which, struct perf_open_opts *po
 	return ret;
 }
 
-static int read_paranoid(void)
-{
-	char buf[16];
-
-	read_comm("/proc/sys/kernel/perf_event_paranoid", buf, sizeof(buf));
-	return buf[0] ? (int)strtol(buf, NULL, 10) : 2;
-}
-
 static void base_opts(const struct recorder *r, struct perf_open_opts *po, pid_t pid, bool on_exec)
 {
 	memset(po, 0, sizeof(*po));
@@ -408,7 +400,7 @@ static int open_cpu(struct recorder *r, pid_t pid, bool on_exec, struct error *e
 				 "them "
 				 "with `sysctl kernel.perf_event_paranoid=1` or CAP_PERFMON): "
 				 "recording user stacks only",
-				 read_paranoid());
+				 perf_event_paranoid());
 			r->o.user_only = true;
 			*err = (struct error)ERROR_INIT;
 			ret = 0;
@@ -448,7 +440,6 @@ int recorder_open(struct recorder *r, pid_t pid, bool start_on_exec, struct erro
 	if (pid == 0 || pid < -1)
 		return error_set(err, ERR_USAGE, "record: bad target pid %d", (int)pid);
 	r->target = pid;
-	r->system_wide = pid < 0;
 	if (r->o.events & (REC_EV_CPU | REC_EV_WALL))
 		ret = open_cpu(r, pid, start_on_exec, err);
 	if (!ret && r->o.events & (REC_EV_OFFCPU | REC_EV_WALL))
@@ -907,7 +898,7 @@ static int on_round(void *arg)
 		if (ms >= (int64_t)r->duration_ms)
 			return 1;
 	}
-	if (r->target > 0 && !r->done && kill(r->target, 0) && errno == ESRCH)
+	if (r->target > 0 && kill(r->target, 0) && errno == ESRCH)
 		return 1;
 	return 0;
 }
@@ -931,7 +922,6 @@ int recorder_run(struct recorder *r, volatile sig_atomic_t *stop, uint64_t durat
 	r->status = status;
 	r->status_arg = arg;
 	r->last_status = now_ns();
-	r->stop = stop;
 	ret = perf_loop(list, n, 100, stop, on_record, on_round, r, err);
 	recorder_finish(r, now_ns());
 	return ret < 0 ? ret : 0;
@@ -951,7 +941,6 @@ void recorder_finish(struct recorder *r, uint64_t end_ns)
 			r->st.offcpu_unpaired++;
 			offcpu_charge(r, &r->threads[i], MAX(end_ns, r->last_time));
 		}
-	r->done = true;
 }
 
 void recorder_feed(struct recorder *r, const struct perf_record *rec, bool offcpu)

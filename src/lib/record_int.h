@@ -71,7 +71,6 @@ struct recorder {
 	int sess_index[SESS_MAX]; /* perf_loop index of each open session, -1 if none */
 	bool offcpu_tracepoint;
 	pid_t target;
-	bool system_wide;
 
 	struct strtab strs;   /* comms, paths, build-ids */
 	struct strtab keymap; /* interned rec_map keys: id -> maps[id] */
@@ -106,11 +105,9 @@ struct recorder {
 	record_status_fn status;
 	void *status_arg;
 	uint64_t last_status;
-	volatile sig_atomic_t *stop;
 	char vdso_path[64];
 	int vdso_fd;
 	struct symbolizer *pre_sym; /* recorder_preload's, until the warmer takes it */
-	bool done;
 	struct warmer *warm;
 };
 
