@@ -458,6 +458,7 @@ int recorder_open(struct recorder *r, pid_t pid, bool start_on_exec, struct erro
 	else if (pid < 0)
 		synthesize_all(r);
 	clock_gettime(CLOCK_REALTIME, &r->t0);
+	r->t0_ns = now_ns();
 	return 0;
 }
 
@@ -879,25 +880,11 @@ static int on_round(void *arg)
 	flush(r, r->prev_round_max);
 	r->prev_round_max = r->round_max;
 	if (r->status && elapsed >= 250000000u) {
-		struct timespec ts;
-		uint64_t since;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		since = (uint64_t)(ts.tv_sec - r->t0.tv_sec) * 1000000000u +
-			(uint64_t)(ts.tv_nsec - r->t0.tv_nsec);
 		r->last_status = now_ns();
-		r->status(&r->st, since, r->status_arg);
+		r->status(&r->st, r->last_status - r->t0_ns, r->status_arg);
 	}
-	if (r->duration_ms) {
-		struct timespec ts;
-		int64_t ms;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ms = (int64_t)(ts.tv_sec - r->t0.tv_sec) * 1000 +
-		     (ts.tv_nsec - r->t0.tv_nsec) / 1000000;
-		if (ms >= (int64_t)r->duration_ms)
-			return 1;
-	}
+	if (r->duration_ms && now_ns() - r->t0_ns >= r->duration_ms * 1000000u)
+		return 1;
 	if (r->target > 0 && kill(r->target, 0) && errno == ESRCH)
 		return 1;
 	return 0;
@@ -929,12 +916,8 @@ int recorder_run(struct recorder *r, volatile sig_atomic_t *stop, uint64_t durat
 
 void recorder_finish(struct recorder *r, uint64_t end_ns)
 {
-	struct timespec ts;
-
 	flush(r, UINT64_MAX);
-	clock_gettime(CLOCK_REALTIME, &ts);
-	r->st.duration_ns = (uint64_t)(ts.tv_sec - r->t0.tv_sec) * 1000000000u +
-			    (uint64_t)(ts.tv_nsec - r->t0.tv_nsec);
+	r->st.duration_ns = r->t0_ns ? now_ns() - r->t0_ns : 0;
 	/* Threads still blocked at the end: charged up to the end. */
 	for (size_t i = 0; i < r->nr_threads; i++)
 		if (r->threads[i].pending) {

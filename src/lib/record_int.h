@@ -100,7 +100,8 @@ struct recorder {
 	size_t keyalloc;
 	uint64_t ips[MAX_USER_FRAMES];
 
-	struct timespec t0;
+	struct timespec t0; /* CLOCK_REALTIME at the open: the profile's time */
+	uint64_t t0_ns;	    /* CLOCK_MONOTONIC then: elapsed time, -d */
 	uint64_t duration_ms;
 	record_status_fn status;
 	void *status_arg;
