@@ -14,6 +14,13 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcod
 export CMOCKA_MESSAGE_OUTPUT=TAP
 export LC_ALL=C
 
+# The off-CPU tests read sched:sched_switch through tracefs, which a fresh
+# machine may not have mounted; as root, mount it (as perf's users do).
+if [ "$(id -u)" -eq 0 ] && [ ! -d /sys/kernel/tracing/events ]; then
+	mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null ||
+		echo "WARNING: could not mount tracefs on /sys/kernel/tracing: tracepoint tests will skip" >&2
+fi
+
 # run_suite NAME COMMAND...: run it, count its TAP lines.
 run_suite() {
 	local name=$1 out rc p=0 f=0 s=0 planned=""
