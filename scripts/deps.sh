@@ -8,10 +8,11 @@ PKGS="
 build-essential pkg-config meson ninja-build
 zlib1g-dev libprotobuf-c-dev protobuf-c-compiler
 libdw-dev libiberty-dev liblzma-dev xz-utils libc6-dbg elfutils dwz
-libcmocka-dev
+libcmocka-dev libcurl4-openssl-dev
 clang libclang-rt-14-dev
 lld
 linux-perf golang-go perl python3 python3-jsonschema time
+libgoogle-perftools-dev heaptrack
 libxml2-utils
 chromium
 "

@@ -14,12 +14,17 @@
 
 #include "lib/record.h"
 #include "cmd/cmd.h"
+#include "cmd/record_agent.h"
 
 static const char *const record_usage[] = {
-	"plateau record [-F HZ] [-e cpu|offcpu|wall]... [-g auto|fp|dwarf] [-d SECONDS] [-o FILE] "
-	"[-p PID | -a | [--] CMD ARGS]",
+	"plateau record [-F HZ] [-e cpu|offcpu|wall|alloc|lock]... [-g auto|fp|dwarf] [-d SECONDS] "
+	"[-o FILE] [--agent] [-p PID | -a | [--] CMD ARGS]",
 	NULL,
 };
+
+/* Kinds only the in-process agent records. */
+#define EV_AGENT_ALLOC (1u << 16)
+#define EV_AGENT_LOCK  (1u << 17)
 
 static volatile sig_atomic_t stop_flag;
 static volatile sig_atomic_t child_done;
@@ -90,8 +95,13 @@ static unsigned parse_events(const char **list)
 				ev |= REC_EV_OFFCPU;
 			else if (!strcmp(tok, "wall"))
 				ev |= REC_EV_WALL;
+			else if (!strcmp(tok, "alloc"))
+				ev |= EV_AGENT_ALLOC;
+			else if (!strcmp(tok, "lock"))
+				ev |= EV_AGENT_LOCK;
 			else
-				die_usage("-e takes cpu, offcpu or wall, not '%s'", tok);
+				die_usage("-e takes cpu, offcpu, wall, alloc or lock, not '%s'",
+					  tok);
 		}
 		free(copy);
 	}
@@ -214,11 +224,53 @@ static void print_summary(const struct record_stats *st, const char *out, const 
 		fprintf(stderr, "plateau record: off-CPU time from %s\n", st->offcpu_source);
 }
 
+/* PLATEAU_MODES for the agent from the -e kinds; dies on a kind it lacks. */
+static const char *agent_modes(unsigned ev, char *buf, size_t size)
+{
+	static const struct {
+		unsigned bit;
+		const char *name;
+	} kinds[] = {{REC_EV_CPU, "cpu"},
+		     {REC_EV_WALL, "wall"},
+		     {EV_AGENT_ALLOC, "alloc"},
+		     {EV_AGENT_LOCK, "lock"}};
+	size_t len = 0;
+
+	if (ev & REC_EV_OFFCPU)
+		die_usage("-e offcpu needs perf events; the agent records wall time (-e wall)");
+	buf[0] = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(kinds); i++)
+		if (ev & kinds[i].bit)
+			len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? "," : "",
+						kinds[i].name);
+	return buf;
+}
+
+/* OUT is the output already opened, or NULL to open OUT_PATH once the options are known good. */
+static int record_by_agent(unsigned ev, int freq, double duration, enum profile_format fmt,
+			   FILE *out, const char *out_path, bool quiet, const char **argv)
+{
+	char modes[64];
+	struct record_agent_opts ao = {
+		.modes = agent_modes(ev, modes, sizeof(modes)),
+		.freq = (unsigned)freq,
+		.duration = duration,
+		.fmt = fmt,
+		.out_path = out_path,
+		.quiet = quiet,
+	};
+
+	if (freq > 1000)
+		die_usage("-F must be 1..1000 Hz with the agent, not %d", freq);
+	ao.out = out ? out : cmd_output_open(out_path);
+	return record_agent(&ao, argv);
+}
+
 int cmd_record(int argc, const char **argv)
 {
 	int freq = 99, pid = 0, stack_size = 16384, pages = 0;
 	double duration = 0;
-	bool all = false, quiet = false, user_only = false;
+	bool all = false, quiet = false, user_only = false, use_agent = false;
 	const char **events = NULL, *cg = NULL, *out_path = "plateau.pb.gz", *format = NULL;
 	const char *min_block = NULL;
 	const struct option opts[] = {
@@ -242,6 +294,8 @@ int cmd_record(int argc, const char **argv)
 		OPT_BOOL(0, "user-only", &user_only, "do not record kernel stacks"),
 		OPT_INT(0, "mmap-pages", &pages, "N", "ring buffer pages per CPU (a power of two)"),
 		OPT_BOOL('q', "quiet", &quiet, "no status line, summary or table"),
+		OPT_BOOL(0, "agent", &use_agent,
+			 "sample with the in-process agent (libplateau.so) instead of perf events"),
 		OPT_END(),
 	};
 	struct record_opts ro = {0};
@@ -286,14 +340,20 @@ int cmd_record(int argc, const char **argv)
 	}
 	if (pid > 0 && kill(pid, 0) && errno == ESRCH)
 		die("-p %d: no such process", pid);
-	ro.freq = (unsigned)freq;
 	ro.events = parse_events(events);
+	free(events);
+	if (ro.events & (EV_AGENT_ALLOC | EV_AGENT_LOCK))
+		use_agent = true;
+	if (use_agent && argc == 0)
+		die_usage("the agent records a command it starts (-- CMD), not -p or -a");
+	if (use_agent)
+		return record_by_agent(ro.events, freq, duration, fmt, NULL, out_path, quiet, argv);
+	ro.freq = (unsigned)freq;
 	ro.cg = parse_cg(cg);
 	ro.stack_size = (uint32_t)stack_size;
 	ro.min_block_ns = (uint64_t)mb;
 	ro.user_only = user_only;
 	ro.ring_pages = (unsigned)pages;
-	free(events);
 
 	/* Fail before recording, not after, when the output cannot be written. */
 	out = cmd_output_open(out_path);
@@ -309,8 +369,16 @@ int cmd_record(int argc, const char **argv)
 	ret = recorder_open(r, all ? -1 : pid, argc > 0, &err);
 	if (ret) {
 		if (child_pid > 0) {
+			signal(SIGCHLD, SIG_DFL);
 			kill(child_pid, SIGKILL);
 			waitpid(child_pid, NULL, 0);
+		}
+		if (child_pid > 0 && !(ro.events & REC_EV_OFFCPU)) {
+			/* perf events refused (seccomp, paranoid): the agent needs none. */
+			warning("%s: recording with the in-process agent instead", err.msg);
+			recorder_free(r);
+			return record_by_agent(ro.events, freq, duration, fmt, out, out_path, quiet,
+					       argv);
 		}
 		die("%s", err.msg);
 	}

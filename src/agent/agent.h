@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef PLATEAU_AGENT_AGENT_H
+#define PLATEAU_AGENT_AGENT_H
+
+/*
+ * The in-process agent's internal contract (libplateau.so).  Everything here
+ * runs inside arbitrary host programs, so the rules are strict:
+ *
+ *  - "hot" functions (marked HOT below) run in signal handlers, malloc hooks
+ *    and lock hooks: they never allocate, never lock, never use stdio, and
+ *    save errno; when a buffer is full the sample is dropped and counted;
+ *  - "cold" code (the collector thread, start/stop, dlopen refresh) may
+ *    allocate: every thread the agent owns is marked internal, and the hooks
+ *    let an internal thread's calls through untouched (agent_thread_internal);
+ *  - all thread-local state is initial-exec TLS (AGENT_TLS), so touching it
+ *    never calls the TLS allocator.
+ *
+ * Modules: agent.c (start/stop, fork, config), thread.c (thread registry,
+ * pthread_create), ring.c (per-thread sample rings), cpu.c (CPU timers),
+ * wall.c (wall sampler), eintr.c (sleep/poll retried after our signals),
+ * collect.c (the collector thread: drains rings, aggregates, exports),
+ * unwind.c, symtab.c, pprof.c, push.c, alloc.c, live.c, lock.c, labels.c,
+ * region.c.
+ */
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <signal.h>
+#include <sys/types.h>
+
+#include "agent/config.h"
+#include "agent/sampling.h"
+
+#define AGENT_TLS	 __thread __attribute__((tls_model("initial-exec")))
+#define AGENT_API	 __attribute__((visibility("default")))
+#define AGENT_MAX_DEPTH	 128 /* frames kept per sample */
+#define AGENT_MAX_LABELS 8   /* label ids carried per sample */
+
+/* What a sample measures; each kind fills its own value columns. */
+enum agent_kind {
+	AGENT_KIND_CPU,	  /* v0 = cpu ns (weight), v1 = 1 sample */
+	AGENT_KIND_WALL,  /* v0 = wall ns */
+	AGENT_KIND_ALLOC, /* v0 = objects (weight, 1e-6 fixed point), v1 = bytes (weighted) */
+	AGENT_KIND_LOCK, /* v0 = contentions (weight, 1e-6 fixed point), v1 = delay ns (weighted) */
+	AGENT_KIND_COUNT,
+	AGENT_KIND_REQUEST_END = 0x100, /* marker: v0 = request id, v1 = 1 when slow */
+};
+
+/* Fixed-point scale of fractional weights (objects, contentions). */
+#define AGENT_WEIGHT_ONE 1000000
+
+/*
+ * One sample as it crosses a ring: the header, then NFRAMES return
+ * addresses, leaf first (pcs[0] is the interrupted or calling pc).
+ */
+struct agent_sample {
+	uint16_t kind;	  /* enum agent_kind */
+	uint16_t nframes; /* <= AGENT_MAX_DEPTH */
+	uint8_t nlabels;  /* <= AGENT_MAX_LABELS */
+	uint8_t state;	  /* enum agent_thread_state, for wall samples */
+	uint16_t flags;	  /* AGENT_SAMPLE_* */
+	uint32_t tid;
+	uint32_t request;		   /* plateau_request_begin id, 0 outside requests */
+	uint32_t labels[AGENT_MAX_LABELS]; /* label ids (labels.c), innermost last */
+	int64_t v[2];
+	uintptr_t pcs[];
+};
+
+enum agent_sample_flags {
+	AGENT_SAMPLE_TRUNCATED = 1 << 0, /* the unwinder stopped early */
+};
+
+enum agent_thread_state {
+	AGENT_STATE_RUNNING, /* on CPU or runnable */
+	AGENT_STATE_BLOCKED, /* in a system call, or has not run since its last sample */
+};
+
+/* Counters of what was dropped or went wrong; exported in the profile's comments. */
+struct agent_counters {
+	atomic_uint_fast64_t samples;	       /* samples written to rings */
+	atomic_uint_fast64_t dropped_full;     /* ring full */
+	atomic_uint_fast64_t dropped_busy;     /* nested sample on a thread already writing */
+	atomic_uint_fast64_t dropped_nothread; /* event on a thread without a slot */
+	atomic_uint_fast64_t live_full;	       /* in-use table full */
+	atomic_uint_fast64_t label_overflow;   /* label values sent to _other */
+	atomic_uint_fast64_t profiles_written;
+	atomic_uint_fast64_t profiles_pushed;
+	atomic_uint_fast64_t profiles_dropped; /* push queue full or retries exhausted */
+	atomic_uint_fast64_t push_errors;
+};
+
+/* ---- agent.c ---- */
+
+struct agent {
+	struct agent_config cfg;
+	atomic_bool running;  /* sampling is on */
+	uint64_t start_ns;    /* CLOCK_REALTIME of the current profile's start */
+	uint64_t interval_ns; /* 1e9 / hz */
+	_Atomic int
+		fatal_signal; /* SIGINT/SIGTERM/SIGHUP caught: write the profile, then die of it */
+	struct agent_counters counters;
+};
+
+extern struct agent agent_state;
+
+/* Monotonic and realtime clocks in ns (vDSO, async-signal-safe). */
+uint64_t agent_now_mono(void);
+uint64_t agent_now_real(void);
+
+/* One line on stderr, "plateau: ..." (write(2), no stdio; cold and hot-safe). */
+void agent_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- thread.c ---- */
+
+/*
+ * A thread the agent knows.  Slots live in one table for the life of the
+ * process and are reused after the collector has drained an exited
+ * thread's ring.
+ */
+struct agent_thread {
+	atomic_int status; /* SLOT_FREE / SLOT_LIVE / SLOT_EXITED */
+	pid_t tid;
+	uintptr_t stack_lo, stack_hi; /* the thread's stack, for the unwinder */
+	struct agent_ring *ring;
+	volatile sig_atomic_t busy;    /* a hot path of this thread is writing a sample */
+	volatile sig_atomic_t in_hook; /* inside a malloc/lock hook: do not recurse */
+	bool internal;		       /* an agent thread: hooks pass through */
+	uint32_t gen;		       /* incremented each time the slot is claimed */
+	/* cpu.c */
+	int cpu_timer; /* kernel timer id + 1; 0 = none */
+	/* wall.c: the thread's CPU time after its last wall sample; while it does
+	   not move, the sampler adds to wall_repeat_ns instead of signalling */
+	uint64_t wall_cputime;
+	bool wall_seen;
+	_Atomic uint64_t wall_repeat_ns;
+	volatile sig_atomic_t eintr_ours; /* our signal arrived: an EINTR may be ours */
+	/* labels.c: the thread's current label ids, innermost last; nlabels written last */
+	uint32_t labels[AGENT_MAX_LABELS];
+	volatile sig_atomic_t nlabels;
+	int labels_hidden; /* pushes that did not fit, still to be popped */
+	/* alloc.c */
+	struct alloc_sampler alloc;
+	uint64_t alloc_bytes; /* bytes this thread ever allocated (regions read it) */
+	/* lock.c */
+	uint64_t lock_rng;
+	/* labels.c: plateau_request_begin/end; the collector holds this request's samples */
+	uint32_t request;
+	uint32_t request_seq;
+	uint64_t request_start;
+	char name[16]; /* the thread's name, read by the collector */
+};
+
+/* The calling thread's slot, NULL when it has none (hot: a TLS read). */
+struct agent_thread *agent_thread_self(void);
+
+/* Whether hooks on this thread must pass straight through (hot). */
+bool agent_thread_internal(void);
+
+/* Register the calling thread (cold; called by pthread_create's trampoline and at start). */
+struct agent_thread *agent_thread_register(void);
+
+/* Mark the calling thread internal: its allocations and locks are not sampled. */
+void agent_thread_set_internal(void);
+
+/* ---- ring.c ---- */
+
+/*
+ * Write a sample on the calling thread (HOT).  Takes the thread's labels,
+ * tid and busy flag from T.  Returns false when the sample was dropped (and
+ * counted).  PCS are leaf first.
+ */
+bool agent_emit(struct agent_thread *t, enum agent_kind kind, int64_t v0, int64_t v1,
+		const uintptr_t *pcs, size_t nframes, unsigned flags, unsigned state);
+
+#endif

@@ -1,0 +1,1163 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The agent's symbol table (symtab.h): a snapshot of the executable
+ * mappings, one module per mapped file, and per module a sorted array of
+ * function symbols loaded on first use.  Every file read goes through
+ * src_read(), which bounds-checks against the size seen at open and uses
+ * pread, so a file truncated under us yields an error, never SIGBUS.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "agent/symtab.h"
+#include "util/banned.h"
+
+_Static_assert(sizeof(void *) == 8 && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+	       "symtab reads native ELF64 little-endian files only");
+
+#define DEBUG_ROOT   "/usr/lib/debug"
+#define MAX_LOADS    16 /* PT_LOAD headers kept per file */
+#define MAX_PHDRS    1024
+#define MAX_SHDRS    65536
+#define MAX_NOTES    (64u << 10) /* bytes of one note segment or section */
+#define MAX_SHSTRTAB (1u << 20)
+#define MAX_SYMS     (32u << 20)
+#define MAX_SYMSIZE  ((1u << 30) - 1)
+#define SYM_CHUNK    256
+#define SYM_BACK     8 /* symbols tried before the one nearest below a pc */
+
+/* Where a file's bytes come from: an fd read with pread, or memory (the vDSO). */
+struct src {
+	int fd;
+	const uint8_t *mem;
+	uint64_t size;
+};
+
+struct elf {
+	struct src src;
+	Elf64_Ehdr eh;
+	Elf64_Shdr *sh; /* NULL until elf_sections() */
+	size_t shnum;
+	char *shstr; /* NUL-terminated section names, or NULL */
+	size_t shstrsize;
+};
+
+struct load {
+	uint64_t offset, vaddr, filesz;
+	uint32_t flags;
+};
+
+struct sym {
+	uint64_t addr; /* file vaddr */
+	uint32_t name; /* offset in the module's strings */
+	uint32_t size : 30;
+	uint32_t rank : 2; /* binding: 0 global, 1 weak, 2 local */
+};
+
+/* One mapped file (or the vDSO), shared by its mappings. */
+struct module {
+	char *path;
+	uint64_t maps_dev, maps_ino; /* as /proc/self/maps shows them: the lookup key */
+	dev_t dev;		     /* the file as fstat saw it at the snapshot */
+	ino_t ino;
+	bool ident, vdso, deleted, loaded, main;
+	const uint8_t *mem; /* the vDSO image, or NULL */
+	uint64_t memsize;
+	uint8_t build_id[AGENT_BUILD_ID_MAX];
+	size_t build_id_len;
+	struct load loads[MAX_LOADS];
+	size_t nloads;
+	struct sym *syms;
+	size_t nsyms;
+	char *strs; /* NUL-terminated at strsize */
+	size_t strsize;
+	unsigned refs;
+};
+
+struct map {
+	struct agent_mapping pub;
+	struct module *mod;
+	uint64_t bias; /* runtime address - file vaddr */
+	bool bias_ok;
+	uint64_t gen; /* the last snapshot that saw it */
+};
+
+struct agent_symtab {
+	struct map *maps; /* live ones by start, then vanished ones, most recent first */
+	size_t nmaps, nlive;
+	struct module **mods;
+	size_t nmods, allocmods;
+	uint64_t gen, page;
+};
+
+/* One line of /proc/self/maps. */
+struct maps_line {
+	uint64_t start, limit, offset, dev, ino;
+	bool exec, deleted;
+	const char *path;
+	size_t pathlen;
+};
+
+static int src_read(const struct src *s, uint64_t off, void *buf, size_t len)
+{
+	uint8_t *p = buf;
+
+	if (off > s->size || len > s->size - off)
+		return -ERANGE;
+	if (s->mem) {
+		memcpy(buf, s->mem + off, len);
+		return 0;
+	}
+	while (len) {
+		ssize_t n = pread(s->fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		off += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Open a regular file; O_NONBLOCK so that a FIFO put at the path cannot hang us. */
+static int src_open(struct src *s, const char *path, struct stat *st)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, st) || !S_ISREG(st->st_mode) || st->st_size <= 0) {
+		close(fd);
+		return -ENOEXEC;
+	}
+	s->fd = fd;
+	s->mem = NULL;
+	s->size = (uint64_t)st->st_size;
+	return 0;
+}
+
+static void src_close(struct src *s)
+{
+	if (!s->mem && s->fd >= 0)
+		close(s->fd);
+	s->fd = -1;
+}
+
+static int elf_open(struct elf *e, const struct src *s)
+{
+	const unsigned char *id = e->eh.e_ident;
+
+	memset(e, 0, sizeof(*e));
+	e->src = *s;
+	if (src_read(s, 0, &e->eh, sizeof(e->eh)))
+		return -ENOEXEC;
+	if (memcmp(id, ELFMAG, SELFMAG) || id[EI_CLASS] != ELFCLASS64 ||
+	    id[EI_DATA] != ELFDATA2LSB || (e->eh.e_type != ET_EXEC && e->eh.e_type != ET_DYN))
+		return -ENOEXEC;
+	return 0;
+}
+
+static void elf_release(struct elf *e)
+{
+	free(e->sh);
+	free(e->shstr);
+	e->sh = NULL;
+	e->shstr = NULL;
+}
+
+/* The program headers (caller frees), or NULL when absent or malformed. */
+static Elf64_Phdr *elf_phdrs(const struct elf *e, size_t *n)
+{
+	Elf64_Phdr *ph;
+
+	*n = e->eh.e_phnum;
+	if (!*n || *n > MAX_PHDRS || e->eh.e_phentsize != sizeof(*ph))
+		return NULL;
+	ph = malloc(*n * sizeof(*ph));
+	if (ph && src_read(&e->src, e->eh.e_phoff, ph, *n * sizeof(*ph))) {
+		free(ph);
+		ph = NULL;
+	}
+	return ph;
+}
+
+/* Read the section headers and names; the names are optional. */
+static int elf_sections(struct elf *e)
+{
+	uint64_t n = e->eh.e_shnum, idx = e->eh.e_shstrndx;
+	Elf64_Shdr s0;
+
+	if (!e->eh.e_shoff || e->eh.e_shentsize != sizeof(s0))
+		return -ENOEXEC;
+	if (src_read(&e->src, e->eh.e_shoff, &s0, sizeof(s0)))
+		return -ENOEXEC;
+	if (!n)
+		n = s0.sh_size; /* more than SHN_LORESERVE sections */
+	if (!n || n > MAX_SHDRS)
+		return -ENOEXEC;
+	e->sh = malloc(n * sizeof(*e->sh));
+	if (!e->sh)
+		return -ENOMEM;
+	if (src_read(&e->src, e->eh.e_shoff, e->sh, n * sizeof(*e->sh))) {
+		free(e->sh);
+		e->sh = NULL;
+		return -ENOEXEC;
+	}
+	e->shnum = n;
+	if (idx == SHN_XINDEX)
+		idx = s0.sh_link;
+	if (idx && idx < n && e->sh[idx].sh_type == SHT_STRTAB &&
+	    e->sh[idx].sh_size <= MAX_SHSTRTAB) {
+		e->shstr = malloc(e->sh[idx].sh_size + 1);
+		if (e->shstr &&
+		    src_read(&e->src, e->sh[idx].sh_offset, e->shstr, e->sh[idx].sh_size)) {
+			free(e->shstr);
+			e->shstr = NULL;
+		}
+		if (e->shstr) {
+			e->shstrsize = e->sh[idx].sh_size;
+			e->shstr[e->shstrsize] = '\0';
+		}
+	}
+	return 0;
+}
+
+static const Elf64_Shdr *elf_section_named(const struct elf *e, const char *name)
+{
+	for (size_t i = 1; e->shstr && i < e->shnum; i++) {
+		if (e->sh[i].sh_name < e->shstrsize && !strcmp(e->shstr + e->sh[i].sh_name, name))
+			return &e->sh[i];
+	}
+	return NULL;
+}
+
+/* Section SH's bytes, NUL-terminated (caller frees). */
+static char *elf_read_section(const struct elf *e, const Elf64_Shdr *sh, uint64_t max, size_t *len)
+{
+	char *buf;
+
+	if (sh->sh_type == SHT_NOBITS || (sh->sh_flags & SHF_COMPRESSED) || sh->sh_size > max)
+		return NULL;
+	buf = malloc(sh->sh_size + 1);
+	if (buf && src_read(&e->src, sh->sh_offset, buf, sh->sh_size)) {
+		free(buf);
+		return NULL;
+	}
+	if (buf) {
+		buf[sh->sh_size] = '\0';
+		*len = sh->sh_size;
+	}
+	return buf;
+}
+
+/* The NT_GNU_BUILD_ID note in LEN bytes of notes aligned to ALIGN; its length or 0. */
+static size_t note_build_id(const uint8_t *p, size_t len, size_t align, uint8_t *out)
+{
+	size_t off = 0;
+
+	while (len - off >= sizeof(Elf64_Nhdr)) {
+		Elf64_Nhdr nh;
+		size_t name, desc;
+
+		memcpy(&nh, p + off, sizeof(nh));
+		off += sizeof(nh);
+		name = ((size_t)nh.n_namesz + align - 1) & ~(align - 1);
+		desc = ((size_t)nh.n_descsz + align - 1) & ~(align - 1);
+		if (name > len - off || nh.n_descsz > len - off - name)
+			return 0;
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+		    !memcmp(p + off, "GNU", 4) && nh.n_descsz &&
+		    nh.n_descsz <= AGENT_BUILD_ID_MAX) {
+			memcpy(out, p + off + name, nh.n_descsz);
+			return nh.n_descsz;
+		}
+		off += name + (desc < len - off - name ? desc : len - off - name);
+	}
+	return 0;
+}
+
+static size_t notes_at(const struct elf *e, uint64_t off, uint64_t size, uint64_t align,
+		       uint8_t *out)
+{
+	uint8_t *buf;
+	size_t n = 0;
+
+	if (!size || size > MAX_NOTES)
+		return 0;
+	buf = malloc(size);
+	if (buf && !src_read(&e->src, off, buf, size))
+		n = note_build_id(buf, size, align == 8 ? 8 : 4, out);
+	free(buf);
+	return n;
+}
+
+/* The build-id from the PT_NOTE segments, else from SHT_NOTE sections (if read). */
+static size_t elf_build_id(const struct elf *e, const Elf64_Phdr *ph, size_t nph, uint8_t *out)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < nph && !n; i++) {
+		if (ph[i].p_type == PT_NOTE)
+			n = notes_at(e, ph[i].p_offset, ph[i].p_filesz, ph[i].p_align, out);
+	}
+	for (size_t i = 1; i < e->shnum && !n; i++) {
+		if (e->sh[i].sh_type == SHT_NOTE)
+			n = notes_at(e, e->sh[i].sh_offset, e->sh[i].sh_size, e->sh[i].sh_addralign,
+				     out);
+	}
+	return n;
+}
+
+/* The build-id of a file with no headers read yet (debug files, re-opened files). */
+static size_t src_build_id(const struct src *s, uint8_t *out)
+{
+	struct elf e;
+	Elf64_Phdr *ph;
+	size_t nph, n;
+
+	if (elf_open(&e, s))
+		return 0;
+	ph = elf_phdrs(&e, &nph);
+	n = elf_build_id(&e, ph, ph ? nph : 0, out);
+	if (!n && !elf_sections(&e))
+		n = elf_build_id(&e, NULL, 0, out);
+	free(ph);
+	elf_release(&e);
+	return n;
+}
+
+static int sym_rank(const Elf64_Sym *s)
+{
+	switch (ELF64_ST_BIND(s->st_info)) {
+	case STB_GLOBAL: return 0;
+	case STB_WEAK: return 1;
+	default: return 2;
+	}
+}
+
+static bool sym_wanted(const Elf64_Sym *s, const char *strs, size_t strsize)
+{
+	unsigned t = ELF64_ST_TYPE(s->st_info);
+
+	return (t == STT_FUNC || t == STT_GNU_IFUNC) && s->st_shndx != SHN_UNDEF && s->st_value &&
+	       s->st_name < strsize && strs[s->st_name];
+}
+
+static size_t underscores(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/*
+ * By address; among aliases the best name first: global over weak over
+ * local, then fewer leading underscores (qsort over __libc_qsort).
+ */
+static int sym_cmp(const void *pa, const void *pb, void *strs)
+{
+	const struct sym *a = pa, *b = pb;
+	const char *na = (const char *)strs + a->name, *nb = (const char *)strs + b->name;
+	size_t ua, ub;
+
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	if (a->rank != b->rank)
+		return (int)a->rank - (int)b->rank;
+	ua = underscores(na);
+	ub = underscores(nb);
+	if (ua != ub)
+		return ua < ub ? -1 : 1;
+	return strcmp(na, nb);
+}
+
+/* Sort, keep one symbol per address (with a size if any alias has one), shrink. */
+static void syms_finish(struct module *m)
+{
+	size_t o = 0;
+	struct sym *v;
+
+	qsort_r(m->syms, m->nsyms, sizeof(*m->syms), sym_cmp, m->strs);
+	for (size_t i = 0; i < m->nsyms; i++) {
+		if (o && m->syms[o - 1].addr == m->syms[i].addr) {
+			if (!m->syms[o - 1].size)
+				m->syms[o - 1].size = m->syms[i].size;
+			continue;
+		}
+		m->syms[o++] = m->syms[i];
+	}
+	m->nsyms = o;
+	v = o ? realloc(m->syms, o * sizeof(*v)) : NULL;
+	if (v || !o) {
+		free(o ? NULL : m->syms);
+		m->syms = v;
+	}
+}
+
+static int syms_push(struct module *m, size_t *alloc, const Elf64_Sym *s)
+{
+	char *name = m->strs + s->st_name, *at = strchr(name + 1, '@');
+
+	/* A symbol version ("memcpy@@GLIBC_2.14") is not part of the function's name. */
+	if (at)
+		*at = '\0';
+	if (m->nsyms == *alloc) {
+		size_t n = *alloc ? *alloc * 2 : 1024;
+		struct sym *v;
+
+		if (n > MAX_SYMS)
+			return -E2BIG;
+		v = realloc(m->syms, n * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		m->syms = v;
+		*alloc = n;
+	}
+	m->syms[m->nsyms++] = (struct sym){
+		.addr = s->st_value,
+		.name = (uint32_t)s->st_name,
+		.size = s->st_size > MAX_SYMSIZE ? MAX_SYMSIZE : (uint32_t)s->st_size,
+		.rank = (uint32_t)sym_rank(s),
+	};
+	return 0;
+}
+
+static void syms_clear(struct module *m)
+{
+	free(m->syms);
+	free(m->strs);
+	m->syms = NULL;
+	m->strs = NULL;
+	m->nsyms = m->strsize = 0;
+}
+
+/* Load the function symbols of E's first section of TYPE into M; 0 when some were found. */
+static int elf_symbols(const struct elf *e, uint32_t type, struct module *m)
+{
+	const Elf64_Shdr *sh = NULL;
+	Elf64_Sym chunk[SYM_CHUNK];
+	size_t alloc = 0, n;
+	int rc = 0;
+
+	for (size_t i = 1; i < e->shnum && !sh; i++)
+		sh = e->sh[i].sh_type == type ? &e->sh[i] : NULL;
+	if (!sh || sh->sh_entsize != sizeof(Elf64_Sym) || sh->sh_link >= e->shnum ||
+	    e->sh[sh->sh_link].sh_type != SHT_STRTAB || sh->sh_size > AGENT_SYMTAB_SECTION_MAX)
+		return -ENOENT;
+	m->strs = elf_read_section(e, &e->sh[sh->sh_link], AGENT_SYMTAB_SECTION_MAX, &m->strsize);
+	if (!m->strs)
+		return -ENOENT;
+	n = sh->sh_size / sizeof(Elf64_Sym);
+	for (size_t i = 0; i < n && !rc; i += SYM_CHUNK) {
+		size_t k = n - i < SYM_CHUNK ? n - i : SYM_CHUNK;
+
+		rc = src_read(&e->src, sh->sh_offset + i * sizeof(Elf64_Sym), chunk,
+			      k * sizeof(Elf64_Sym));
+		for (size_t j = 0; j < k && !rc; j++) {
+			if (sym_wanted(&chunk[j], m->strs, m->strsize))
+				rc = syms_push(m, &alloc, &chunk[j]);
+		}
+	}
+	if (!rc && m->nsyms)
+		syms_finish(m);
+	if (rc || !m->nsyms) {
+		syms_clear(m);
+		return rc ? rc : -ENOENT;
+	}
+	return 0;
+}
+
+/* Whether the file at S is M's debug file: same build-id, else the debuglink CRC. */
+static bool debug_matches(const struct module *m, const struct src *s, bool check_crc, uint32_t crc)
+{
+	uint8_t id[AGENT_BUILD_ID_MAX], buf[1 << 16];
+	uLong c = crc32(0, Z_NULL, 0);
+
+	if (m->build_id_len)
+		return src_build_id(s, id) == m->build_id_len &&
+		       !memcmp(id, m->build_id, m->build_id_len);
+	if (!check_crc)
+		return false;
+	for (uint64_t off = 0; off < s->size;) {
+		size_t k = s->size - off < sizeof(buf) ? (size_t)(s->size - off) : sizeof(buf);
+
+		if (src_read(s, off, buf, k))
+			return false;
+		c = crc32(c, buf, (uInt)k);
+		off += k;
+	}
+	return (uint32_t)c == crc;
+}
+
+static int debug_try(struct module *m, const char *path, bool check_crc, uint32_t crc)
+{
+	struct src s = {.fd = -1};
+	struct stat st;
+	struct elf e;
+	int rc;
+
+	if (!strcmp(path, m->path) || src_open(&s, path, &st))
+		return -ENOENT;
+	rc = debug_matches(m, &s, check_crc, crc) ? elf_open(&e, &s) : -ENOENT;
+	if (!rc) {
+		rc = elf_sections(&e);
+		if (!rc)
+			rc = elf_symbols(&e, SHT_SYMTAB, m);
+		elf_release(&e);
+	}
+	src_close(&s);
+	return rc;
+}
+
+/* The .symtab of M's separate debug file: by build-id, then by .gnu_debuglink. */
+static int debug_symbols(struct module *m, const struct elf *e)
+{
+	char path[PATH_MAX], hex[2 * AGENT_BUILD_ID_MAX + 1], *link = NULL;
+	const Elf64_Shdr *sh = elf_section_named(e, ".gnu_debuglink");
+	const char *slash = strrchr(m->path, '/');
+	int dirlen = slash ? (int)(slash - m->path) : 0, rc = -ENOENT;
+	size_t len = 0, n;
+	uint32_t crc;
+
+	for (size_t i = 0; i < m->build_id_len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", m->build_id[i]);
+	if (m->build_id_len > 1 &&
+	    snprintf(path, sizeof(path), DEBUG_ROOT "/.build-id/%.2s/%s.debug", hex, hex + 2) <
+		    (int)sizeof(path) &&
+	    !debug_try(m, path, false, 0))
+		return 0;
+	if (sh)
+		link = elf_read_section(e, sh, PATH_MAX, &len);
+	n = link ? strlen(link) : 0;
+	if (!n || strchr(link, '/') || len < ((n + 4) & ~(size_t)3) + 4) {
+		free(link);
+		return -ENOENT;
+	}
+	memcpy(&crc, link + ((n + 4) & ~(size_t)3), sizeof(crc));
+	for (int i = 0; i < 3 && rc; i++) {
+		int k = i == 0	 ? snprintf(path, sizeof(path), "%.*s/%s", dirlen, m->path, link)
+			: i == 1 ? snprintf(path, sizeof(path), "%.*s/.debug/%s", dirlen, m->path,
+					    link)
+				 : snprintf(path, sizeof(path), DEBUG_ROOT "%.*s/%s", dirlen,
+					    m->path, link);
+
+		if (k > 0 && k < (int)sizeof(path))
+			rc = debug_try(m, path, true, crc);
+	}
+	free(link);
+	return rc;
+}
+
+/* Open M's file: through /proc/self/map_files while MAP is mapped, else by path. */
+static int module_open(const struct module *m, const struct map *map, struct src *s,
+		       struct stat *st)
+{
+	char path[64];
+
+	if (map && map->pub.live) {
+		snprintf(path, sizeof(path), "/proc/self/map_files/%lx-%lx",
+			 (unsigned long)map->pub.start, (unsigned long)map->pub.limit);
+		if (!src_open(s, path, st))
+			return 0;
+	}
+	if (m->deleted)
+		return -ENOENT;
+	return src_open(s, m->path, st);
+}
+
+/* Whether the file at S is still the one seen at the snapshot. */
+static bool module_same_file(const struct module *m, const struct src *s, const struct stat *st)
+{
+	uint8_t id[AGENT_BUILD_ID_MAX];
+
+	if (m->ident && st->st_dev == m->dev && st->st_ino == m->ino)
+		return true;
+	return m->build_id_len && src_build_id(s, id) == m->build_id_len &&
+	       !memcmp(id, m->build_id, m->build_id_len);
+}
+
+static void module_symbols(struct module *m, const struct src *s)
+{
+	struct elf e;
+
+	if (elf_open(&e, s))
+		return;
+	if (!elf_sections(&e) && !elf_symbols(&e, SHT_SYMTAB, m))
+		goto out;
+	if (!debug_symbols(m, &e))
+		goto out;
+	elf_symbols(&e, SHT_DYNSYM, m);
+out:
+	elf_release(&e);
+}
+
+static void module_load(struct agent_symtab *st, struct module *m, const struct map *map)
+{
+	struct src s = {.fd = -1};
+	struct stat sb;
+
+	m->loaded = true;
+	if (m->vdso) {
+		s = (struct src){.fd = -1, .mem = m->mem, .size = m->memsize};
+		if (m->mem)
+			module_symbols(m, &s);
+	} else if (!module_open(m, map, &s, &sb)) {
+		if (module_same_file(m, &s, &sb))
+			module_symbols(m, &s);
+		src_close(&s);
+	}
+	for (size_t i = 0; i < st->nmaps; i++) {
+		if (st->maps[i].mod == m)
+			st->maps[i].pub.has_functions = m->nsyms != 0;
+	}
+}
+
+/* Read the headers M's mappings need: PT_LOADs (for the bias) and the build-id. */
+static void module_scan(struct module *m, const struct src *s)
+{
+	struct elf e;
+	Elf64_Phdr *ph;
+	size_t nph;
+
+	if (elf_open(&e, s))
+		return;
+	ph = elf_phdrs(&e, &nph);
+	for (size_t i = 0; ph && i < nph && m->nloads < MAX_LOADS; i++) {
+		if (ph[i].p_type == PT_LOAD && ph[i].p_filesz <= UINT64_MAX - ph[i].p_offset)
+			m->loads[m->nloads++] = (struct load){ph[i].p_offset, ph[i].p_vaddr,
+							      ph[i].p_filesz, ph[i].p_flags};
+	}
+	m->build_id_len = elf_build_id(&e, ph, ph ? nph : 0, m->build_id);
+	if (!m->build_id_len && !elf_sections(&e))
+		m->build_id_len = elf_build_id(&e, NULL, 0, m->build_id);
+	free(ph);
+	elf_release(&e);
+}
+
+static struct module *module_new(const struct maps_line *l)
+{
+	struct module *m = calloc(1, sizeof(*m));
+	char path[64];
+	struct src s = {.fd = -1};
+	struct stat st;
+
+	if (!m || !(m->path = strndup(l->path, l->pathlen))) {
+		free(m);
+		return NULL;
+	}
+	m->maps_dev = l->dev;
+	m->maps_ino = l->ino;
+	m->deleted = l->deleted;
+	m->vdso = !strcmp(m->path, "[vdso]");
+	if (m->vdso) {
+		if (l->start && l->start == getauxval(AT_SYSINFO_EHDR)) {
+			m->mem = (const uint8_t *)(uintptr_t)l->start;
+			m->memsize = l->limit - l->start;
+			module_scan(m, &(struct src){.fd = -1, .mem = m->mem, .size = m->memsize});
+		}
+		return m;
+	}
+	snprintf(path, sizeof(path), "/proc/self/map_files/%lx-%lx", (unsigned long)l->start,
+		 (unsigned long)l->limit);
+	if (src_open(&s, path, &st) && (l->deleted || src_open(&s, m->path, &st)))
+		return m;
+	m->ident = true;
+	m->dev = st.st_dev;
+	m->ino = st.st_ino;
+	module_scan(m, &s);
+	src_close(&s);
+	return m;
+}
+
+static void module_free(struct module *m)
+{
+	if (!m)
+		return;
+	syms_clear(m);
+	free(m->path);
+	free(m);
+}
+
+/* The file vaddr of MAP's start is that of its segment moved by the offset difference. */
+static void map_set_bias(struct map *map, uint64_t page)
+{
+	const struct module *m = map->mod;
+	const struct load *best = NULL;
+	uint64_t off = map->pub.file_offset;
+
+	for (size_t i = 0; i < m->nloads; i++) {
+		const struct load *l = &m->loads[i];
+
+		if ((l->offset & ~(page - 1)) > off || off >= l->offset + l->filesz)
+			continue;
+		if (!best || ((l->flags & PF_X) && !(best->flags & PF_X)))
+			best = l;
+	}
+	map->bias_ok = best != NULL;
+	if (best)
+		map->bias = map->pub.start - (best->vaddr - best->offset + off);
+}
+
+static bool module_is(const struct module *m, const struct maps_line *l)
+{
+	return m->maps_ino == l->ino && m->maps_dev == l->dev && m->deleted == l->deleted &&
+	       !strncmp(m->path, l->path, l->pathlen) && !m->path[l->pathlen];
+}
+
+static struct module *module_find(struct agent_symtab *st, const struct maps_line *l)
+{
+	struct module *m, **v;
+
+	for (size_t i = 0; i < st->nmods; i++) {
+		if (module_is(st->mods[i], l))
+			return st->mods[i];
+	}
+	if (st->nmods == st->allocmods) {
+		size_t n = st->allocmods ? st->allocmods * 2 : 64;
+
+		v = realloc(st->mods, n * sizeof(*v));
+		if (!v)
+			return NULL;
+		st->mods = v;
+		st->allocmods = n;
+	}
+	m = module_new(l);
+	if (m)
+		st->mods[st->nmods++] = m;
+	return m;
+}
+
+static bool parse_hex(const char **p, uint64_t *v)
+{
+	const char *s = *p;
+	uint64_t x = 0;
+
+	for (; (*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'f'); s++) {
+		if (x >> 60)
+			return false;
+		x = x << 4 | (uint64_t)(*s <= '9' ? *s - '0' : *s - 'a' + 10);
+	}
+	if (s == *p)
+		return false;
+	*p = s;
+	*v = x;
+	return true;
+}
+
+/* "start-limit perms offset major:minor inode   path"; the path may hold spaces. */
+static bool parse_line(const char *s, const char *end, struct maps_line *l)
+{
+	static const char deleted[] = " (deleted)";
+	const size_t dlen = sizeof(deleted) - 1;
+	uint64_t major, minor;
+
+	if (!parse_hex(&s, &l->start) || *s++ != '-' || !parse_hex(&s, &l->limit) || *s++ != ' ')
+		return false;
+	if (end - s < 5 || s[4] != ' ')
+		return false;
+	l->exec = s[2] == 'x';
+	s += 5;
+	if (!parse_hex(&s, &l->offset) || *s++ != ' ' || !parse_hex(&s, &major) || *s++ != ':' ||
+	    !parse_hex(&s, &minor) || *s++ != ' ')
+		return false;
+	l->dev = major << 32 | minor;
+	for (l->ino = 0; *s >= '0' && *s <= '9'; s++)
+		l->ino = l->ino * 10 + (uint64_t)(*s - '0');
+	while (s < end && *s == ' ')
+		s++;
+	l->path = s;
+	l->pathlen = (size_t)(end - s);
+	l->deleted = l->pathlen > dlen && !memcmp(end - dlen, deleted, dlen);
+	if (l->deleted)
+		l->pathlen -= dlen;
+	return l->start < l->limit;
+}
+
+/* The whole of /proc/self/maps, NUL-terminated (caller frees). */
+static int read_maps(char **out, size_t *len)
+{
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	size_t n = 0, alloc = 0;
+	char *buf = NULL;
+	int rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t r;
+
+		if (alloc - n < 4096) {
+			size_t a = alloc ? alloc * 2 : 65536;
+			char *v = a <= AGENT_SYMTAB_MAPS_MAX ? realloc(buf, a) : NULL;
+
+			if (!v) {
+				rc = a <= AGENT_SYMTAB_MAPS_MAX ? -ENOMEM : -EFBIG;
+				break;
+			}
+			buf = v;
+			alloc = a;
+		}
+		r = read(fd, buf + n, alloc - n - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			rc = r < 0 ? -errno : 0;
+			break;
+		}
+		n += (size_t)r;
+	}
+	close(fd);
+	if (rc) {
+		free(buf);
+		return rc;
+	}
+	buf[n] = '\0';
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+static bool map_is(const struct map *m, const struct maps_line *l)
+{
+	return m->pub.start == l->start && m->pub.limit == l->limit &&
+	       m->pub.file_offset == l->offset && module_is(m->mod, l);
+}
+
+/* The index of the mapping L describes, or -1. */
+static ssize_t map_find_same(const struct agent_symtab *st, const struct maps_line *l)
+{
+	size_t lo = 0, hi = st->nlive;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (st->maps[mid].pub.start < l->start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < st->nlive && map_is(&st->maps[lo], l))
+		return (ssize_t)lo;
+	for (size_t i = st->nlive; i < st->nmaps; i++) {
+		if (map_is(&st->maps[i], l))
+			return (ssize_t)i;
+	}
+	return -1;
+}
+
+/* Whether line L is a mapping we keep: executable, of a file or the vDSO. */
+static bool line_wanted(const struct maps_line *l)
+{
+	return l->exec && l->pathlen &&
+	       (l->path[0] == '/' || (l->pathlen == 6 && !memcmp(l->path, "[vdso]", 6)));
+}
+
+/* Move the mappings of the new snapshot in BUF into NEXT; returns how many. */
+static size_t take_live(struct agent_symtab *st, const char *buf, struct map *next, bool *taken)
+{
+	size_t n = 0;
+
+	for (const char *s = buf, *e; *s && n < AGENT_SYMTAB_MAX_LIVE; s = *e ? e + 1 : e) {
+		struct maps_line l;
+		ssize_t old;
+
+		e = strchr(s, '\n');
+		e = e ? e : s + strlen(s);
+		if (!parse_line(s, e, &l) || !line_wanted(&l))
+			continue;
+		old = map_find_same(st, &l);
+		if (old >= 0 && !taken[old]) {
+			next[n] = st->maps[old];
+			taken[old] = true;
+		} else {
+			struct module *m = module_find(st, &l);
+
+			if (!m)
+				continue;
+			next[n] = (struct map){.mod = m};
+			next[n].pub.start = l.start;
+			next[n].pub.limit = l.limit;
+			next[n].pub.file_offset = l.offset;
+			m->refs++;
+			map_set_bias(&next[n], st->page);
+		}
+		next[n].gen = st->gen;
+		next[n++].pub.live = true;
+	}
+	return n;
+}
+
+static int dead_cmp(const void *pa, const void *pb)
+{
+	const struct map *a = pa, *b = pb;
+
+	if (a->gen != b->gen)
+		return a->gen > b->gen ? -1 : 1;
+	return a->pub.start < b->pub.start ? -1 : a->pub.start > b->pub.start;
+}
+
+/* Append the vanished mappings, most recently seen first, dropping the oldest. */
+static size_t take_dead(struct agent_symtab *st, struct map *next, size_t n, const bool *taken)
+{
+	size_t first = n;
+
+	for (size_t i = 0; i < st->nmaps; i++) {
+		if (!taken[i]) {
+			next[n] = st->maps[i];
+			next[n++].pub.live = false;
+		}
+	}
+	qsort(next + first, n - first, sizeof(*next), dead_cmp);
+	while (n - first > AGENT_SYMTAB_MAX_DEAD)
+		next[--n].mod->refs--;
+	return n;
+}
+
+static void drop_unused_modules(struct agent_symtab *st)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < st->nmods; i++) {
+		if (st->mods[i]->refs)
+			st->mods[o++] = st->mods[i];
+		else
+			module_free(st->mods[i]);
+	}
+	st->nmods = o;
+}
+
+/* Fill the public fields that come from the module, and load what may vanish. */
+static void finish_maps(struct agent_symtab *st, uint64_t died_gen)
+{
+	uintptr_t entry = getauxval(AT_ENTRY);
+
+	for (size_t i = 0; i < st->nlive; i++) {
+		if (entry >= st->maps[i].pub.start && entry < st->maps[i].pub.limit)
+			st->maps[i].mod->main = true;
+	}
+	for (size_t i = 0; i < st->nmaps; i++) {
+		struct map *m = &st->maps[i];
+
+		m->pub.path = m->mod->path;
+		m->pub.build_id = m->mod->build_id_len ? m->mod->build_id : NULL;
+		m->pub.build_id_len = m->mod->build_id_len;
+		m->pub.deleted = m->mod->deleted;
+		m->pub.is_main = m->mod->main;
+		m->pub.has_functions = m->mod->nsyms != 0;
+	}
+	/*
+	 * A deleted file can only be read while it is mapped, and a module
+	 * that just went away (dlclose) may be deleted next: load both now.
+	 */
+	for (size_t i = 0; i < st->nmaps; i++) {
+		struct map *m = &st->maps[i];
+
+		if (!m->mod->loaded && (m->pub.live ? m->mod->deleted : m->gen == died_gen))
+			module_load(st, m->mod, m);
+	}
+}
+
+int agent_symtab_refresh(struct agent_symtab *st)
+{
+	size_t len = 0, nlines = 1, cap;
+	struct map *next;
+	bool *taken;
+	char *buf = NULL;
+	int rc = read_maps(&buf, &len);
+
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < len; i++)
+		nlines += buf[i] == '\n';
+	cap = st->nmaps + (nlines < AGENT_SYMTAB_MAX_LIVE ? nlines : AGENT_SYMTAB_MAX_LIVE);
+	next = calloc(cap, sizeof(*next));
+	taken = calloc(st->nmaps + 1, sizeof(*taken));
+	if (!next || !taken) {
+		free(next);
+		free(taken);
+		free(buf);
+		return -ENOMEM;
+	}
+	st->gen++;
+	st->nlive = take_live(st, buf, next, taken);
+	st->nmaps = take_dead(st, next, st->nlive, taken);
+	free(st->maps);
+	st->maps = next;
+	drop_unused_modules(st);
+	finish_maps(st, st->gen - 1);
+	free(taken);
+	free(buf);
+	return 0;
+}
+
+struct agent_symtab *agent_symtab_new(void)
+{
+	struct agent_symtab *st = calloc(1, sizeof(*st));
+	long page = sysconf(_SC_PAGESIZE);
+	int rc;
+
+	if (!st)
+		return NULL;
+	st->page = page > 0 ? (uint64_t)page : 4096;
+	rc = agent_symtab_refresh(st);
+	if (rc) {
+		agent_symtab_free(st);
+		errno = -rc;
+		return NULL;
+	}
+	return st;
+}
+
+void agent_symtab_free(struct agent_symtab *st)
+{
+	if (!st)
+		return;
+	for (size_t i = 0; i < st->nmods; i++)
+		module_free(st->mods[i]);
+	free(st->mods);
+	free(st->maps);
+	free(st);
+}
+
+/* Live mappings first: their address ranges are current. */
+static ssize_t map_of_pc(const struct agent_symtab *st, uintptr_t pc)
+{
+	size_t lo = 0, hi = st->nlive;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (st->maps[mid].pub.start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && pc < st->maps[lo - 1].pub.limit)
+		return (ssize_t)lo - 1;
+	for (size_t i = st->nlive; i < st->nmaps; i++) {
+		if (pc >= st->maps[i].pub.start && pc < st->maps[i].pub.limit)
+			return (ssize_t)i;
+	}
+	return -1;
+}
+
+/*
+ * The symbol holding file vaddr ADDR.  One without a size extends to the
+ * next symbol; a few symbols back are tried because small ones may sit
+ * inside a bigger function (entry points of hand-written assembly).
+ */
+static const struct sym *sym_of(const struct module *m, uint64_t addr)
+{
+	size_t lo = 0, hi = m->nsyms;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t k = lo; k > 0 && lo - k < SYM_BACK; k--) {
+		const struct sym *s = &m->syms[k - 1];
+
+		if (s->size ? addr - s->addr < s->size : k == lo)
+			return s;
+	}
+	return NULL;
+}
+
+int agent_symtab_lookup(struct agent_symtab *st, uintptr_t pc, const char **name, uintptr_t *start)
+{
+	ssize_t i = st ? map_of_pc(st, pc) : -1;
+	const struct sym *s = NULL;
+	struct map *m;
+
+	if (i >= 0) {
+		m = &st->maps[i];
+		if (!m->mod->loaded)
+			module_load(st, m->mod, m);
+		if (m->bias_ok)
+			s = sym_of(m->mod, pc - m->bias);
+	}
+	if (name)
+		*name = s ? m->mod->strs + s->name : NULL;
+	if (start)
+		*start = s ? (uintptr_t)(s->addr + m->bias) : 0;
+	return (int)i;
+}
+
+size_t agent_symtab_nmappings(const struct agent_symtab *st)
+{
+	return st ? st->nmaps : 0;
+}
+
+const struct agent_mapping *agent_symtab_mapping(const struct agent_symtab *st, size_t i)
+{
+	return st && i < st->nmaps ? &st->maps[i].pub : NULL;
+}
+
+/* ---- a symtab of one file, for the fuzz target and tests (COLD) ---- */
+
+/*
+ * Declared here until symtab.h carries it: a symtab whose only mapping is
+ * PATH's bytes at FILE_OFFSET, as if mapped executable at [START, LIMIT).
+ * The file is read as a snapshot reads a mapped file (PT_LOADs for the
+ * bias, the build-id), its symbols on the first lookup; refresh is not
+ * meant for it.  NULL with errno EINVAL (PATH not absolute, START >= LIMIT)
+ * or ENOMEM.  Caller owns it: agent_symtab_free().
+ */
+struct agent_symtab *agent_symtab_new_file(const char *path, uintptr_t start, uintptr_t limit,
+					   uint64_t file_offset);
+
+struct agent_symtab *agent_symtab_new_file(const char *path, uintptr_t start, uintptr_t limit,
+					   uint64_t file_offset)
+{
+	struct maps_line l = {.start = start, .limit = limit, .offset = file_offset, .exec = true};
+	long page = sysconf(_SC_PAGESIZE);
+	struct agent_symtab *st;
+	struct module *m = NULL;
+
+	if (!path || path[0] != '/' || start >= limit) {
+		errno = EINVAL;
+		return NULL;
+	}
+	l.path = path;
+	l.pathlen = strlen(path);
+	st = calloc(1, sizeof(*st));
+	if (st && (st->maps = calloc(1, sizeof(*st->maps)))) {
+		st->page = page > 0 ? (uint64_t)page : 4096;
+		st->gen = 1;
+		m = module_find(st, &l);
+	}
+	if (!m) {
+		agent_symtab_free(st);
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* What take_live does for a new mapping. */
+	st->maps[0] = (struct map){.mod = m, .gen = st->gen};
+	st->maps[0].pub.start = start;
+	st->maps[0].pub.limit = limit;
+	st->maps[0].pub.file_offset = file_offset;
+	st->maps[0].pub.live = true;
+	m->refs++;
+	map_set_bias(&st->maps[0], st->page);
+	st->nmaps = st->nlive = 1;
+	finish_maps(st, 0);
+	return st;
+}

@@ -1,0 +1,146 @@
+#!/bin/bash
+# libplateau.so, the in-process agent, on real programs: CPU time that adds
+# up, wall time with thread states, allocations and in-use memory, lock
+# contention, labels, regions and slow requests from the SDK, bad
+# configuration, signals and EINTR, fork, exec, dlopen, exceptions, thread
+# churn, push to a server, and plateau record --agent (and its fallback).
+. "$(dirname "$0")/lib.sh"
+: "${BUILD:?set BUILD to the build directory}"
+LIB=$BUILD/libplateau.so
+W=$TMP/workload
+AG=$TOP/tests/agent
+cc -O2 -g -fomit-frame-pointer -pthread -DWITH_SDK -I"$TOP/include" -o "$W" "$AG/workload.c" \
+	-ldl -L"$BUILD" -lplateau -Wl,-rpath,"$BUILD" || { echo "Bail out! cannot build the workload"; exit 1; }
+cc -O2 -fomit-frame-pointer -pthread -o "$TMP/plain" "$AG/workload.c" -ldl
+c++ -O2 -g -o "$TMP/throw" "$AG/throw.cc"
+cc -o "$TMP/noperf" "$AG/noperf.c"
+# A sanitized agent (the ASan suite) loads its runtime after the program's
+# libraries: tell the runtime that is fine.
+if ldd "$LIB" | grep -q libasan; then
+	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0:detect_leaks=0"
+fi
+unset PLATEAU_MODES PLATEAU_HZ PLATEAU_OUTPUT PLATEAU_SERVER PLATEAU_TAGS PLATEAU_APP PLATEAU_OUTPUT_OWNER
+
+folded() { # FILE TYPE: the profile as folded stacks of one sample type
+	$PLATEAU convert -o - --format folded --sample-type "$2" "$1"
+}
+total() { # FILE TYPE [REGEX]: sum of a type (over stacks matching REGEX)
+	folded "$1" "$2" | awk -v re="${3:-.}" '$0 ~ re { s += $NF } END { printf "%.0f\n", s }'
+}
+within() { # DESC WANT GOT PCT: |GOT - WANT| <= PCT% of WANT
+	if awk -v w="$2" -v g="$3" -v p="$4" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(w > 0 && d <= w * p / 100) }'; then
+		ok "$1 ($3 vs $2)"
+	else
+		not_ok "$1 ($3 vs $2, more than $4% apart)"
+	fi
+}
+
+# ---- cpu: the sum of weights is the threads' CPU time, at 1, 4 and 10 ms ----
+for hz in 1000 250 100; do
+	real=$(LD_PRELOAD=$LIB PLATEAU_HZ=$hz PLATEAU_OUTPUT=$TMP/cpu$hz.pb.gz "$TMP/plain" cpu 2 1200)
+	within "cpu at $hz Hz adds up to the threads' CPU time" "$real" "$(total "$TMP/cpu$hz.pb.gz" cpu)" 5
+done
+a=$(total "$TMP/cpu1000.pb.gz" cpu 'cpu_thread;burn_a;spin_for')
+b=$(total "$TMP/cpu1000.pb.gz" cpu 'cpu_thread;burn_b;spin_for')
+within "burn_a gets 2/3 of the time and burn_b 1/3, through frame-pointer-less code" "$((2 * b))" "$a" 15
+check "stacks reach the thread entry (clone3;start_thread)" grep -q '^clone3;start_thread;cpu_thread;burn_a' <(folded "$TMP/cpu1000.pb.gz" cpu)
+check "go tool pprof reads the agent's profile" go tool pprof -top -sample_index=cpu "$TMP/cpu100.pb.gz"
+
+# ---- bad configuration: one line, the agent stays off, the program runs ----
+LD_PRELOAD=$LIB PLATEAU_HZ=abc PLATEAU_OUTPUT=$TMP/bad.pb.gz "$TMP/plain" cpu 1 50 >"$TMP/bad.out" 2>"$TMP/bad.err"
+rc=$?
+check "a bad PLATEAU_HZ: the program still runs and succeeds" test "$rc" -eq 0 -a -s "$TMP/bad.out"
+check "... one line on stderr naming the variable" test "$(wc -l <"$TMP/bad.err")" -eq 1 -a -n "$(grep '^plateau: PLATEAU_HZ: "abc"' "$TMP/bad.err")"
+check "... and no profile" test ! -e "$TMP/bad.pb.gz"
+LD_PRELOAD=$LIB PLATEAU_MODES=cpu,gpu "$TMP/plain" cpu 1 20 >/dev/null 2>"$TMP/bad2.err"
+check "a bad PLATEAU_MODES names the mode" grep -q 'unknown mode "gpu"' "$TMP/bad2.err"
+
+# ---- wall: sleeping threads, thread states, no EINTR ----
+LD_PRELOAD=$LIB PLATEAU_MODES=wall PLATEAU_HZ=200 PLATEAU_OUTPUT=$TMP/wall.pb.gz "$TMP/plain" wall 600
+within "wall: the sleeping thread's 600 ms are charged to sleeper()" 600000000 "$(total "$TMP/wall.pb.gz" wall 'sleeper')" 10
+within "wall: the burning thread's 600 ms too" 600000000 "$(total "$TMP/wall.pb.gz" wall 'main;burn_a')" 10
+check "wall samples carry the thread state" sh -c "go tool pprof -raw '$TMP/wall.pb.gz' | grep -q 'thread_state:\[blocked\]'"
+check "... running too" sh -c "go tool pprof -raw '$TMP/wall.pb.gz' | grep -q 'thread_state:\[running\]'"
+check_status "nanosleep, poll, epoll_wait, select, usleep never see EINTR under wall at 1000 Hz" 0 \
+	env LD_PRELOAD=$LIB PLATEAU_MODES=wall,cpu PLATEAU_HZ=1000 PLATEAU_OUTPUT=$TMP/eintr.pb.gz "$TMP/plain" eintr 1500
+
+# ---- alloc: Poisson-sampled bytes, unbiased; in-use from the live table ----
+real=$(LD_PRELOAD=$LIB PLATEAU_MODES=alloc PLATEAU_OUTPUT=$TMP/alloc.pb.gz "$TMP/plain" alloc 512)
+# 8192 blocks of 64 KiB at a 512 KiB mean: p = 0.118, sd of the estimate 3% of the total.
+within "alloc_space estimates the bytes allocated at alloc_site (4 sd)" "$real" "$(total "$TMP/alloc.pb.gz" alloc_space alloc_site)" 12
+within "alloc_objects estimates the number of blocks" 8192 "$(total "$TMP/alloc.pb.gz" alloc_objects alloc_site)" 12
+within "inuse_space: the half never freed is in use at exit" "$((real / 2))" "$(total "$TMP/alloc.pb.gz" inuse_space alloc_site)" 17
+check "allocation stacks name the caller of malloc" grep -q 'main;do_alloc;alloc_site\|main;alloc_site' <(folded "$TMP/alloc.pb.gz" alloc_space)
+LD_PRELOAD=$LIB PLATEAU_MODES=alloc PLATEAU_ALLOC_RATE=1 PLATEAU_OUTPUT=$TMP/new.pb.gz "$TMP/throw" 100 >/dev/null
+check "C++ new is counted once (rate 1: 100 vectors + 100 exceptions' strings)" \
+	test "$(total "$TMP/new.pb.gz" alloc_objects thrower)" -ge 200 -a "$(total "$TMP/new.pb.gz" alloc_objects thrower)" -le 400
+
+# ---- lock: contended waits with the waiter's stack ----
+LD_PRELOAD=$LIB PLATEAU_MODES=lock PLATEAU_OUTPUT=$TMP/lock.pb.gz "$TMP/plain" lock 600
+check "lock: contentions are charged to lock_site, the caller of pthread_mutex_lock" \
+	grep -q 'lock_thread;lock_site ' <(folded "$TMP/lock.pb.gz" contentions)
+d=$(total "$TMP/lock.pb.gz" delay lock_site)
+check "... with the delay: 4 threads over 600 ms wait well over a second in all ($d ns)" test "$d" -gt 1000000000
+
+# ---- push: the interval's profile goes to the server's /ingest ----
+python3 "$AG/receiver.py" --dir "$TMP/rx" --port-file "$TMP/rx.port" >/dev/null 2>&1 &
+rx=$!
+for _ in $(seq 50); do [ -s "$TMP/rx.port" ] && break; sleep 0.1; done
+LD_PRELOAD=$LIB PLATEAU_SERVER=http://127.0.0.1:$(cat "$TMP/rx.port") PLATEAU_APP=shop \
+	PLATEAU_TAGS=region=eu-1 PLATEAU_UPLOAD_INTERVAL=1s "$TMP/plain" cpu 1 1500 >/dev/null
+check "push: the profiles arrive at /ingest with the app, tags and format" \
+	grep -rqs 'name=shop%7Bregion%3Deu-1%7D.*format=pprof' "$TMP/rx"
+kill $rx 2>/dev/null
+wait $rx 2>/dev/null
+check "push: without PLATEAU_SERVER libcurl is never loaded" \
+	sh -c "LD_PRELOAD=$LIB PLATEAU_OUTPUT=$TMP/nocurl.pb.gz LD_DEBUG=files '$TMP/plain' cpu 1 10 2>&1 | grep -vq libcurl"
+
+# ---- labels, regions, slow requests (the SDK, linked) ----
+PLATEAU_OUTPUT=$TMP/labels.pb.gz "$W" labels 300 >"$TMP/labels.out"
+check "region statistics through the SDK" grep -q '^calls=10 measured=10$' "$TMP/labels.out"
+go tool pprof -raw "$TMP/labels.pb.gz" >"$TMP/labels.raw" 2>&1
+check "PLATEAU_WITH_LABELS labels the samples of its block" grep -q 'endpoint:\[/checkout\]' "$TMP/labels.raw"
+check "the slow request's samples are labelled latency=slow" grep -q 'latency:\[slow\]' "$TMP/labels.raw"
+check "regions are exported with their percentiles" grep -q 'plateau region: handle_request calls=10 measured=10 p50_ns=' "$TMP/labels.raw"
+
+# ---- signals: SIGTERM still writes; a program's own SIGPROF ----
+LD_PRELOAD=$LIB PLATEAU_OUTPUT=$TMP/term.pb.gz "$TMP/plain" cpu 1 20000 &
+pid=$!
+sleep 1
+kill -TERM $pid
+wait $pid
+rc=$?
+check "SIGTERM: the program dies of it (status 143)" test "$rc" -eq 143
+check "... after writing the profile" test "$(total "$TMP/term.pb.gz" cpu)" -gt 500000000
+LD_PRELOAD=$LIB PLATEAU_OUTPUT=$TMP/sigprof.pb.gz "$TMP/plain" sigprof 600 >"$TMP/sigprof.out" 2>"$TMP/sigprof.err"
+check "a program's own SIGPROF handler and ITIMER_PROF keep working" test "$(cat "$TMP/sigprof.out")" -gt 20
+check "... the agent says it moved to another signal" grep -q 'sampling moves to signal' "$TMP/sigprof.err"
+check "... and keeps sampling CPU" test "$(total "$TMP/sigprof.pb.gz" cpu burn_a)" -gt 300000000
+
+# ---- processes: fork and exec get their own files ----
+(cd "$TMP" && LD_PRELOAD=$LIB PLATEAU_OUTPUT=fork.pb.gz "$TMP/plain" fork 3)
+check "fork: the parent writes the name given" test -s "$TMP/fork.pb.gz"
+check "... each child its own name with its pid" test "$(ls "$TMP"/fork.*.pb.gz 2>/dev/null | wc -l)" -eq 3
+(cd "$TMP" && LD_PRELOAD=$LIB PLATEAU_OUTPUT=exec.pb.gz sh -c "'$TMP/plain' cpu 1 100 >/dev/null")
+check "exec: a child program inherits the agent and writes its own file" test "$(ls "$TMP"/exec.*.pb.gz 2>/dev/null | wc -l)" -ge 1
+
+# ---- stress, every mode on at a high rate ----
+ALL="env LD_PRELOAD=$LIB PLATEAU_MODES=cpu,wall,alloc,lock PLATEAU_HZ=1000 PLATEAU_ALLOC_RATE=4096 PLATEAU_LOCK_THRESHOLD=0ns PLATEAU_OUTPUT=$TMP/stress-%p.pb.gz"
+check_status "stress: a dlopen/dlclose loop" 0 $ALL "$TMP/plain" dlopen 400 libm.so.6
+check_status "stress: C++ throw/catch in a loop" 0 $ALL "$TMP/throw" 20000
+check_status "stress: thread churn (4000 short threads)" 0 $ALL "$TMP/plain" churn 4000
+check_status "stress: fork in a loop" 0 $ALL "$TMP/plain" fork 100
+check_status "stress: an allocation storm across threads" 0 $ALL "$TMP/plain" storm 1500
+check_status "stress: lock contention" 0 $ALL "$TMP/plain" lock 500
+check_status "stress: EINTR-sensitive calls" 0 $ALL "$TMP/plain" eintr 600
+
+# ---- plateau record --agent, and the fallback when perf events are refused ----
+check "record --agent writes a folded profile" $PLATEAU record -q --agent -o "$TMP/rec.folded" -- "$TMP/plain" cpu 1 300
+check "... with the workload's stacks" grep -q 'burn_a' "$TMP/rec.folded"
+"$TMP/noperf" $PLATEAU record -o "$TMP/fallback.folded" -- "$TMP/plain" cpu 1 300 >/dev/null 2>"$TMP/fallback.err"
+check "perf events refused (seccomp): record falls back to the agent" grep -q 'recording with the in-process agent instead' "$TMP/fallback.err"
+check "... and still writes the profile" grep -q 'burn_a' "$TMP/fallback.folded"
+check_status "record --agent refuses -e offcpu" 2 $PLATEAU record --agent -e offcpu -- true
+check_status "record --agent refuses -p" 2 $PLATEAU record --agent -p 1
+
+done_testing
