@@ -27,16 +27,17 @@
 #include "agent/thread.h"
 #include "agent/unwind.h"
 #include "agent/wall.h"
+#include "agent/spinlock.h"
 #include "util/banned.h"
 
 #define EXIT_PUSH_DEADLINE_MS 2000
 
 struct agent agent_state;
 
-static pthread_mutex_t start_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct agent_lock start_mu = AGENT_LOCK_INIT;
 static bool configured, initialised;
+static bool under_tsan;	  /* TSan can start no thread in a fork child: children stay off */
 static bool forked_child; /* this process is a fork of one that profiled */
-static pthread_once_t restart_once = PTHREAD_ONCE_INIT;
 
 uint64_t agent_now_mono(void)
 {
@@ -103,6 +104,16 @@ static int configure(void)
 		return -1;
 	}
 	agent_state.interval_ns = 1000000000u / agent_state.cfg.hz;
+	/*
+	 * ThreadSanitizer interposes the pthread lock calls itself, and its
+	 * runtime takes its own locks through them: the agent's lock hooks would
+	 * hide locks from it.  Lock mode stays off in such programs.
+	 */
+	under_tsan = dlsym(RTLD_DEFAULT, "__tsan_init") != NULL;
+	if ((agent_state.cfg.modes & AGENT_MODE_LOCK) && under_tsan) {
+		agent_state.cfg.modes &= ~(unsigned)AGENT_MODE_LOCK;
+		agent_warn("the program is built with ThreadSanitizer: lock mode is off");
+	}
 	return 0;
 }
 
@@ -153,8 +164,6 @@ static void adopt_threads(void)
 	closedir(d);
 }
 
-static void register_restart(void);
-
 static int start_locked(void)
 {
 	int rc;
@@ -172,7 +181,6 @@ static int start_locked(void)
 		initialised = true;
 	}
 	agent_unwind_refresh();
-	pthread_once(&restart_once, register_restart);
 	if ((agent_state.cfg.modes & AGENT_MODE_ALLOC) &&
 	    (rc = agent_live_init(AGENT_LIVE_CAPACITY_DEFAULT)) < 0 && rc != -EBUSY)
 		agent_warn("cannot map the in-use table: in-use memory is not tracked");
@@ -196,9 +204,9 @@ AGENT_API int plateau_start(void)
 {
 	int rc;
 
-	pthread_mutex_lock(&start_mu);
+	agent_lock(&start_mu);
 	rc = start_locked();
-	pthread_mutex_unlock(&start_mu);
+	agent_unlock(&start_mu);
 	return rc;
 }
 
@@ -206,57 +214,58 @@ AGENT_API int plateau_stop(void)
 {
 	int rc = 0;
 
-	pthread_mutex_lock(&start_mu);
+	agent_lock(&start_mu);
 	if (atomic_exchange(&agent_state.running, false)) {
 		agent_cpu_stop_all();
 		agent_wall_stop();
 		rc = agent_collect_stop(EXIT_PUSH_DEADLINE_MS) == 0 ? 0 : -1;
 	}
-	pthread_mutex_unlock(&start_mu);
+	agent_unlock(&start_mu);
 	return rc;
 }
 
+/* Every agent lock is held across fork, always taken in this order. */
 static void atfork_prepare(void)
 {
-	agent_labels_atfork_prepare();
+	agent_unwind_atfork_prepare();
 	agent_collect_atfork_prepare();
+	agent_labels_atfork_prepare();
 }
 
 static void atfork_parent(void)
 {
-	agent_collect_atfork_parent();
 	agent_labels_atfork_parent();
+	agent_collect_atfork_parent();
+	agent_unwind_atfork_parent();
 }
 
-static bool was_running; /* in a fork child: the parent was sampling */
-
-/* The child forgets the parent's samples, threads and locks ... */
+/*
+ * The child forgets the parent's samples, threads and locks, and starts a
+ * profile of its own (timers, collector, file name) at its first safe point
+ * (agent_restart_check).
+ */
 static void atfork_child(void)
 {
-	was_running = atomic_exchange(&agent_state.running, false);
+	bool was_running = atomic_exchange(&agent_state.running, false);
+
 	agent_labels_atfork_child();
+	agent_unwind_atfork_child();
 	agent_collect_atfork_child();
 	agent_thread_atfork_child();
 	agent_live_fork_child();
 	agent_wall_atfork_child();
-	pthread_mutex_init(&start_mu, NULL);
+	agent_lock_reset(&start_mu);
 	forked_child = true;
+	if (was_running && !under_tsan)
+		agent_restart_pending = true;
 }
 
-/*
- * ... and then starts a profile of its own: timers, collector, file name.
- * Registered after the unwinder's own fork handlers (child handlers run in
- * registration order), so that its lock is released before this runs.
- */
-static void atfork_child_restart(void)
-{
-	if (was_running)
-		start_locked();
-}
+volatile bool agent_restart_pending;
 
-static void register_restart(void)
+void agent_restart_slow(void)
 {
-	pthread_atfork(NULL, NULL, atfork_child_restart);
+	if (__atomic_exchange_n(&agent_restart_pending, false, __ATOMIC_SEQ_CST))
+		plateau_start();
 }
 
 /* Whether the agent starts by itself: preloaded, or asked for by a variable. */
@@ -284,5 +293,6 @@ __attribute__((constructor)) static void agent_load(void)
 
 __attribute__((destructor)) static void agent_unload(void)
 {
+	agent_restart_check(); /* a fork child that never allocated still writes its profile */
 	plateau_stop();
 }

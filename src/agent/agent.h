@@ -105,6 +105,21 @@ struct agent {
 
 extern struct agent agent_state;
 
+/*
+ * A fork child of a profiled process restarts sampling lazily, at its first
+ * allocation or thread creation after fork() returned: not in the atfork
+ * handler, where a replaced allocator (ASan's, say) may still hold the locks
+ * it took for the fork.  Cheap enough for every hook to test.
+ */
+extern volatile bool agent_restart_pending;
+void agent_restart_slow(void);
+
+static inline void agent_restart_check(void)
+{
+	if (__builtin_expect(agent_restart_pending, 0))
+		agent_restart_slow();
+}
+
 /* Monotonic and realtime clocks in ns (vDSO, async-signal-safe). */
 uint64_t agent_now_mono(void);
 uint64_t agent_now_real(void);

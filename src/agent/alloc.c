@@ -395,6 +395,7 @@ static inline NOASAN void note_alloc(struct agent_thread *t, void *p, size_t siz
 {
 	double w;
 
+	agent_restart_check(); /* the allocator's locks are free again here */
 	t->alloc_bytes += size;
 	if (!sampling_on())
 		return;

@@ -52,6 +52,11 @@ AGENT_API const char *__asan_default_options(void)
 #define SLOTS 32
 
 struct agent agent_state;
+volatile bool agent_restart_pending; /* never set: no fork restarts here */
+
+void agent_restart_slow(void)
+{
+}
 static struct agent_thread slots[SLOTS];
 static atomic_int nslots;
 static AGENT_TLS struct agent_thread *self;

@@ -31,6 +31,7 @@
 #include "agent/symtab.h"
 #include "agent/thread.h"
 #include "agent/unwind.h"
+#include "agent/spinlock.h"
 #include "util/banned.h"
 
 #define DRAIN_NS   (50 * 1000000ull)	  /* rings are drained this often */
@@ -70,7 +71,7 @@ struct slot_state {
 };
 
 static struct {
-	pthread_mutex_t mu;
+	struct agent_lock mu;
 	pthread_t thread;
 	atomic_bool on;
 	bool want_file, want_push;
@@ -82,7 +83,7 @@ static struct {
 	uint64_t delta_start_ns; /* CLOCK_REALTIME */
 	char output[AGENT_PATH_MAX];
 	uint32_t state_label[2], slow_label;
-} co = {.mu = PTHREAD_MUTEX_INITIALIZER};
+} co = {.mu = AGENT_LOCK_INIT};
 
 static uint64_t hash_key(const struct entry *k)
 {
@@ -864,19 +865,20 @@ static void *collector_main(void *arg)
 	(void)arg;
 	while (atomic_load(&co.on)) {
 		nanosleep(&ts, NULL);
-		pthread_mutex_lock(&co.mu);
+		/* Outside mu: fork's prepare handlers take the unwinder's lock, then mu. */
+		refresh_modules();
+		agent_lock(&co.mu);
 		if (atomic_load(&agent_state.fatal_signal)) {
 			flush_and_die(atomic_load(&agent_state.fatal_signal));
 			atomic_store(&co.on, false);
 		} else if (atomic_load(&co.on)) {
-			refresh_modules();
 			drain_all();
 			if (agent_now_mono() >= next_export) {
 				export_now(false);
 				next_export += agent_state.cfg.upload_interval_ms * 1000000u;
 			}
 		}
-		pthread_mutex_unlock(&co.mu);
+		agent_unlock(&co.mu);
 	}
 	return NULL;
 }
@@ -939,9 +941,9 @@ int agent_collect_stop(uint64_t push_deadline_ms)
 
 	if (atomic_exchange(&co.on, false))
 		pthread_join(co.thread, NULL);
-	pthread_mutex_lock(&co.mu);
+	agent_lock(&co.mu);
 	if (!co.slots) {
-		pthread_mutex_unlock(&co.mu);
+		agent_unlock(&co.mu);
 		return 0;
 	}
 	drain_all();
@@ -949,7 +951,7 @@ int agent_collect_stop(uint64_t push_deadline_ms)
 		if (co.slots[i].nheld)
 			held_flush(&co.slots[i], false);
 	rc = export_now(true);
-	pthread_mutex_unlock(&co.mu);
+	agent_unlock(&co.mu);
 	if (co.push) {
 		struct agent_push_counters pc;
 
@@ -964,12 +966,12 @@ int agent_collect_stop(uint64_t push_deadline_ms)
 
 void agent_collect_atfork_prepare(void)
 {
-	pthread_mutex_lock(&co.mu);
+	agent_lock(&co.mu);
 }
 
 void agent_collect_atfork_parent(void)
 {
-	pthread_mutex_unlock(&co.mu);
+	agent_unlock(&co.mu);
 }
 
 void agent_collect_atfork_child(void)
@@ -984,5 +986,5 @@ void agent_collect_atfork_child(void)
 	co.symtab = NULL;
 	co.push = NULL;
 	atomic_store(&co.on, false);
-	pthread_mutex_init(&co.mu, NULL);
+	agent_lock_reset(&co.mu);
 }

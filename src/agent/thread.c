@@ -245,6 +245,7 @@ AGENT_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*
 		real = (pthread_create_fn)agent_dlsym_next("pthread_create");
 	if (!real)
 		return EAGAIN;
+	agent_restart_check();
 	if (!slots)
 		return real(th, attr, fn, arg);
 	if (t)

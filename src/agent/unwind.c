@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "agent/unwind.h"
+#include "agent/spinlock.h"
 #include "util/banned.h"
 
 /* ---- x86_64 specifics: the rest of the file relies only on this block ---- */
@@ -503,6 +504,16 @@ static bool state_op(struct fde_run *f, uint8_t op)
 	return true;
 }
 
+/*
+ * An operand times the CIE's data alignment factor, wrapping: both come
+ * from the module, and a product past int64_t (undefined behaviour in
+ * signed arithmetic) is no usable rule anyway (rule_make refuses it).
+ */
+static int64_t scaled(uint64_t v, int64_t daf)
+{
+	return (int64_t)(v * (uint64_t)daf);
+}
+
 /* The DW_CFA_* opcodes with operands in the low 6 bits, and DW_CFA_advance_loc1..4. */
 static bool packed_op(struct fde_run *f, struct cur *c, uint8_t op)
 {
@@ -511,9 +522,7 @@ static bool packed_op(struct fde_run *f, struct cur *c, uint8_t op)
 
 	switch (op >> 6) {
 	case 1: return advance(f, f->loc + (op & 0x3f) * f->cie->code_align);
-	case 2:
-		set_reg(f, op & 0x3f, REG_AT, (int64_t)rd_uleb(c) * f->cie->data_align);
-		return true;
+	case 2: set_reg(f, op & 0x3f, REG_AT, scaled(rd_uleb(c), f->cie->data_align)); return true;
 	case 3: restore_reg(f, op & 0x3f); return true;
 	}
 	switch (op) {
@@ -537,7 +546,7 @@ static bool cfa_op(struct fde_run *f, struct cur *c)
 	case 0x01: /* set_loc */ return rd_ptr(c, f->cie->fde_enc, 0, &to) && advance(f, to);
 	case 0x05:
 		reg = rd_uleb(c);
-		set_reg(f, reg, REG_AT, (int64_t)rd_uleb(c) * daf);
+		set_reg(f, reg, REG_AT, scaled(rd_uleb(c), daf));
 		break;
 	case 0x06: restore_reg(f, rd_uleb(c)); break;
 	case 0x07: set_reg(f, rd_uleb(c), REG_UNDEF, 0); break;
@@ -548,7 +557,7 @@ static bool cfa_op(struct fde_run *f, struct cur *c)
 	case 0x0c: reg = rd_uleb(c), def_cfa(f, reg, (int64_t)rd_uleb(c)); break;
 	case 0x0d: def_cfa(f, rd_uleb(c), f->st.cfa_off); break;
 	case 0x0e: f->st.cfa_off = (int64_t)rd_uleb(c); goto offset_only;
-	case 0x13: f->st.cfa_off = rd_sleb(c) * daf; goto offset_only;
+	case 0x13: f->st.cfa_off = scaled(rd_sleb(c), daf); goto offset_only;
 	case 0x0f: /* def_cfa_expression */
 		len = rd_uleb(c);
 		if (c->bad || len > c->end - c->p)
@@ -564,12 +573,12 @@ static bool cfa_op(struct fde_run *f, struct cur *c)
 		reg_expr(f, reg, op == 0x10, c->p, len);
 		c->p += len;
 		break;
-	case 0x11: reg = rd_uleb(c), set_reg(f, reg, REG_AT, rd_sleb(c) * daf); break;
-	case 0x12: reg = rd_uleb(c), def_cfa(f, reg, rd_sleb(c) * daf); break;
+	case 0x11: reg = rd_uleb(c), set_reg(f, reg, REG_AT, scaled(rd_sleb(c), daf)); break;
+	case 0x12: reg = rd_uleb(c), def_cfa(f, reg, scaled(rd_sleb(c), daf)); break;
 	case 0x14: reg = rd_uleb(c), rd_uleb(c), set_reg(f, reg, REG_OTHER, 0); break;
 	case 0x15: reg = rd_uleb(c), rd_sleb(c), set_reg(f, reg, REG_OTHER, 0); break;
 	case 0x2e: rd_uleb(c); break; /* GNU_args_size */
-	case 0x2f: reg = rd_uleb(c), set_reg(f, reg, REG_AT, -(int64_t)rd_uleb(c) * daf); break;
+	case 0x2f: reg = rd_uleb(c), set_reg(f, reg, REG_AT, scaled(0 - rd_uleb(c), daf)); break;
 	default: return packed_op(f, c, op);
 	}
 	return !c->bad;
@@ -1036,12 +1045,11 @@ static struct uw_table *table_build(struct refresh *r)
  * counted there, and walkers arriving later use the other count, so a busy
  * process cannot starve the refresher.
  */
-static pthread_mutex_t uw_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct agent_lock uw_lock = AGENT_LOCK_INIT;
 static _Atomic(struct uw_table *) uw_current;
 static atomic_uint uw_phase;
 static atomic_uint uw_readers[2];
 static struct agent_unwind_stats uw_counts; /* counters, under uw_lock */
-static pthread_once_t uw_once = PTHREAD_ONCE_INIT;
 
 #define PHASE_NONE	 2u
 #define DRAIN_TIMEOUT_NS UINT64_C(1000000000)
@@ -1137,26 +1145,22 @@ static size_t drop_unpublished(struct refresh *r, const struct uw_table *t)
 }
 
 /* In a forked child only the forking thread exists, and it was not walking. */
-static void atfork_prepare(void)
+void agent_unwind_atfork_prepare(void)
 {
-	pthread_mutex_lock(&uw_lock);
+	agent_lock(&uw_lock);
 }
 
-static void atfork_parent(void)
+void agent_unwind_atfork_parent(void)
 {
-	pthread_mutex_unlock(&uw_lock);
+	agent_unlock(&uw_lock);
 }
 
-static void atfork_child(void)
+void agent_unwind_atfork_child(void)
 {
 	atomic_store(&uw_readers[0], 0);
 	atomic_store(&uw_readers[1], 0);
-	pthread_mutex_unlock(&uw_lock);
-}
-
-static void register_atfork(void)
-{
-	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+	/* The only thread left holds it: a fresh lock (a sanitizer's fork reset may not know it is held). */
+	agent_lock_reset(&uw_lock);
 }
 
 /*
@@ -1180,15 +1184,14 @@ int agent_unwind_refresh(void)
 	uint64_t start = now_ns();
 	size_t parsed;
 
-	pthread_once(&uw_once, register_atfork);
 	prebind();
-	pthread_mutex_lock(&uw_lock);
+	agent_lock(&uw_lock);
 	r.old = atomic_load(&uw_current);
 	dl_iterate_phdr(on_module, &r);
 	t = r.err ? NULL : table_build(&r);
 	parsed = drop_unpublished(&r, t);
 	if (!t) {
-		pthread_mutex_unlock(&uw_lock);
+		agent_unlock(&uw_lock);
 		return r.err ? r.err : -ENOMEM;
 	}
 	old = atomic_exchange(&uw_current, t);
@@ -1197,7 +1200,7 @@ int agent_unwind_refresh(void)
 	uw_counts.parsed += parsed;
 	uw_counts.reused += t->nmods - parsed;
 	uw_counts.last_refresh_ns = now_ns() - start;
-	pthread_mutex_unlock(&uw_lock);
+	agent_unlock(&uw_lock);
 	return 0;
 }
 
@@ -1446,7 +1449,7 @@ void agent_unwind_stats(struct agent_unwind_stats *out)
 {
 	const struct uw_table *t;
 
-	pthread_mutex_lock(&uw_lock);
+	agent_lock(&uw_lock);
 	*out = uw_counts;
 	t = atomic_load(&uw_current);
 	if (t) {
@@ -1456,7 +1459,7 @@ void agent_unwind_stats(struct agent_unwind_stats *out)
 		out->bad_modules = t->bad;
 		out->bad_fdes = t->bad_fdes;
 	}
-	pthread_mutex_unlock(&uw_lock);
+	agent_unlock(&uw_lock);
 }
 
 /* ---- one module's rows, for the fuzz target and tests (cold) ---- */

@@ -107,4 +107,14 @@ struct dl_phdr_info;
  */
 int agent_unwind_parse_module(const struct dl_phdr_info *info, struct agent_unwind_stats *out);
 
+/*
+ * Fork (COLD): the refresh lock is held across fork() — taken by PREPARE,
+ * released in the parent, made new in the child (whose only thread was not
+ * walking).  The agent's one set of fork handlers calls these, so that every
+ * agent lock is taken in one fixed order.
+ */
+void agent_unwind_atfork_prepare(void);
+void agent_unwind_atfork_parent(void);
+void agent_unwind_atfork_child(void);
+
 #endif

@@ -17,11 +17,15 @@
  *   workload fork N             N fork + waitpid rounds; the children allocate and exit
  *   workload dlopen N LIB       N dlopen/dlsym/call/dlclose rounds of LIB
  *   workload storm MS           4 threads malloc/realloc/free random sizes
+ *   workload late MS            (SDK) 2 threads start burning, then plateau_start/stop
+ *   workload cardinality N      (SDK) N distinct values of label "user"
+ *   workload regions N          (SDK) 4 threads x N calls of a region recursing 3 deep
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +43,7 @@
 #include "plateau.h"
 #endif
 
-static volatile uint64_t sink;
+static __thread volatile uint64_t sink; /* per thread: the workloads race on nothing */
 
 static uint64_t now_ns(clockid_t clk)
 {
@@ -123,12 +127,16 @@ static void *sleep_thread(void *p)
 	return NULL;
 }
 
+/* Prints the wall time main spent in burn_a (more than MS of CPU when the machine is busy). */
 static int do_wall(uint64_t ms)
 {
 	pthread_t th;
+	uint64_t t0;
 
 	pthread_create(&th, NULL, sleep_thread, (void *)(uintptr_t)ms);
+	t0 = now_ns(CLOCK_MONOTONIC);
 	burn_a(ms * 1000000);
+	printf("%llu\n", (unsigned long long)(now_ns(CLOCK_MONOTONIC) - t0));
 	pthread_join(th, NULL);
 	return 0;
 }
@@ -159,10 +167,15 @@ static int do_alloc(uint64_t mib)
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t lock_ms;
+static _Atomic uint64_t lock_wait_ns;
 
+/* The time each lock call took is summed: the truth the profile estimates. */
 __attribute__((noinline)) void lock_site(void)
 {
+	uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+
 	pthread_mutex_lock(&mu);
+	lock_wait_ns += now_ns(CLOCK_MONOTONIC) - t0;
 	spin_for(200000);
 	pthread_mutex_unlock(&mu);
 }
@@ -186,6 +199,7 @@ static int do_lock(uint64_t ms)
 		pthread_create(&th[i], NULL, lock_thread, NULL);
 	for (int i = 0; i < 4; i++)
 		pthread_join(th[i], NULL);
+	printf("%llu\n", (unsigned long long)lock_wait_ns);
 	return 0;
 }
 
@@ -228,13 +242,81 @@ __attribute__((noinline)) void checkout(uint64_t ms)
 
 __attribute__((noinline)) void handle_request(int i, uint64_t ms)
 {
-	PLATEAU_REGION("handle_request", 1.0, 0);
+	PLATEAU_REGION("handle_request", 1.0, (double)ms / 2); /* only the slow one is logged */
 	plateau_request_begin();
 	if (i == 3)
 		burn_b(ms * 1000000); /* the one slow request */
 	else
 		burn_a(ms * 100000);
 	plateau_request_end(ms * 500000);
+}
+
+static void *late_thread(void *p)
+{
+	burn_b((uint64_t)(uintptr_t)p * 1000000);
+	return NULL;
+}
+
+/* Threads that exist before the agent starts are found in /proc/self/task. */
+static int do_late(uint64_t ms)
+{
+	pthread_t th[2];
+
+	for (int i = 0; i < 2; i++)
+		pthread_create(&th[i], NULL, late_thread, (void *)(uintptr_t)ms);
+	if (plateau_start() != 0)
+		return 1;
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	return plateau_stop() != 0;
+}
+
+static int do_cardinality(uint64_t n)
+{
+	char value[32];
+
+	for (uint64_t i = 0; i < n; i++) {
+		snprintf(value, sizeof(value), "u%llu", (unsigned long long)i);
+		plateau_label_push("user", value);
+		free(alloc_site(100)); /* one sample per value at PLATEAU_ALLOC_RATE=1 */
+		plateau_label_pop();
+	}
+	return 0;
+}
+
+__attribute__((noinline)) void recurse(int depth)
+{
+	void *p;
+
+	PLATEAU_REGION("recurse", 1.0, 0);
+	p = malloc(1000);
+	sink += (uintptr_t)p & 1;
+	free(p);
+	if (depth > 1)
+		recurse(depth - 1);
+}
+
+static void *region_thread(void *p)
+{
+	for (uint64_t i = 0; i < (uint64_t)(uintptr_t)p; i++)
+		recurse(3);
+	return NULL;
+}
+
+static int do_regions(uint64_t n)
+{
+	struct plateau_region_stats st;
+	pthread_t th[4];
+
+	for (int i = 0; i < 4; i++)
+		pthread_create(&th[i], NULL, region_thread, (void *)(uintptr_t)n);
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	if (plateau_region_stats("recurse", &st) != 0)
+		return 1;
+	printf("calls=%llu measured=%llu bytes=%llu\n", (unsigned long long)st.calls,
+	       (unsigned long long)st.measured, (unsigned long long)st.total_bytes);
+	return 0;
 }
 
 static int do_labels(uint64_t ms)
@@ -403,6 +485,12 @@ int main(int argc, char **argv)
 #ifdef WITH_SDK
 	if (!strcmp(argv[1], "labels"))
 		return do_labels(n);
+	if (!strcmp(argv[1], "late"))
+		return do_late(n);
+	if (!strcmp(argv[1], "cardinality"))
+		return do_cardinality(n);
+	if (!strcmp(argv[1], "regions"))
+		return do_regions(n);
 #endif
 	return 2;
 }

@@ -9,14 +9,20 @@
 LIB=$BUILD/libplateau.so
 W=$TMP/workload
 AG=$TOP/tests/agent
-cc -O2 -g -fomit-frame-pointer -pthread -DWITH_SDK -I"$TOP/include" -o "$W" "$AG/workload.c" \
-	-ldl -L"$BUILD" -lplateau -Wl,-rpath,"$BUILD" || { echo "Bail out! cannot build the workload"; exit 1; }
+# The SDK build goes through the pkg-config file the build generates.
+export PKG_CONFIG_PATH=$BUILD/meson-uninstalled
+# shellcheck disable=SC2046
+cc -O2 -g -fomit-frame-pointer -pthread -DWITH_SDK -o "$W" "$AG/workload.c" \
+	$(pkg-config --cflags --libs plateau) -ldl -Wl,-rpath,"$BUILD" ||
+	{ echo "Bail out! cannot build the workload with pkg-config plateau"; exit 1; }
 cc -O2 -fomit-frame-pointer -pthread -o "$TMP/plain" "$AG/workload.c" -ldl
 c++ -O2 -g -o "$TMP/throw" "$AG/throw.cc"
 cc -o "$TMP/noperf" "$AG/noperf.c"
 # A sanitized agent (the ASan suite) loads its runtime after the program's
 # libraries: tell the runtime that is fine.
+AGENT_ASAN=
 if ldd "$LIB" | grep -q libasan; then
+	AGENT_ASAN=1
 	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0:detect_leaks=0"
 fi
 unset PLATEAU_MODES PLATEAU_HZ PLATEAU_OUTPUT PLATEAU_SERVER PLATEAU_TAGS PLATEAU_APP PLATEAU_OUTPUT_OWNER
@@ -56,9 +62,9 @@ LD_PRELOAD=$LIB PLATEAU_MODES=cpu,gpu "$TMP/plain" cpu 1 20 >/dev/null 2>"$TMP/b
 check "a bad PLATEAU_MODES names the mode" grep -q 'unknown mode "gpu"' "$TMP/bad2.err"
 
 # ---- wall: sleeping threads, thread states, no EINTR ----
-LD_PRELOAD=$LIB PLATEAU_MODES=wall PLATEAU_HZ=200 PLATEAU_OUTPUT=$TMP/wall.pb.gz "$TMP/plain" wall 600
+burn=$(LD_PRELOAD=$LIB PLATEAU_MODES=wall PLATEAU_HZ=200 PLATEAU_OUTPUT=$TMP/wall.pb.gz "$TMP/plain" wall 600)
 within "wall: the sleeping thread's 600 ms are charged to sleeper()" 600000000 "$(total "$TMP/wall.pb.gz" wall 'sleeper')" 10
-within "wall: the burning thread's 600 ms too" 600000000 "$(total "$TMP/wall.pb.gz" wall 'main;burn_a')" 10
+within "wall: the burning thread's wall time too" "$burn" "$(total "$TMP/wall.pb.gz" wall 'main;burn_a')" 10
 check "wall samples carry the thread state" sh -c "go tool pprof -raw '$TMP/wall.pb.gz' | grep -q 'thread_state:\[blocked\]'"
 check "... running too" sh -c "go tool pprof -raw '$TMP/wall.pb.gz' | grep -q 'thread_state:\[running\]'"
 check_status "nanosleep, poll, epoll_wait, select, usleep never see EINTR under wall at 1000 Hz" 0 \
@@ -76,11 +82,10 @@ check "C++ new is counted once (rate 1: 100 vectors + 100 exceptions' strings)" 
 	test "$(total "$TMP/new.pb.gz" alloc_objects thrower)" -ge 200 -a "$(total "$TMP/new.pb.gz" alloc_objects thrower)" -le 400
 
 # ---- lock: contended waits with the waiter's stack ----
-LD_PRELOAD=$LIB PLATEAU_MODES=lock PLATEAU_OUTPUT=$TMP/lock.pb.gz "$TMP/plain" lock 600
+waited=$(LD_PRELOAD=$LIB PLATEAU_MODES=lock PLATEAU_OUTPUT=$TMP/lock.pb.gz "$TMP/plain" lock 600)
 check "lock: contentions are charged to lock_site, the caller of pthread_mutex_lock" \
 	grep -q 'lock_thread;lock_site ' <(folded "$TMP/lock.pb.gz" contentions)
-d=$(total "$TMP/lock.pb.gz" delay lock_site)
-check "... with the delay: 4 threads over 600 ms wait well over a second in all ($d ns)" test "$d" -gt 1000000000
+within "... with the delay the threads measured around their lock calls" "$waited" "$(total "$TMP/lock.pb.gz" delay lock_site)" 15
 
 # ---- push: the interval's profile goes to the server's /ingest ----
 python3 "$AG/receiver.py" --dir "$TMP/rx" --port-file "$TMP/rx.port" >/dev/null 2>&1 &
@@ -96,12 +101,29 @@ check "push: without PLATEAU_SERVER libcurl is never loaded" \
 	sh -c "LD_PRELOAD=$LIB PLATEAU_OUTPUT=$TMP/nocurl.pb.gz LD_DEBUG=files '$TMP/plain' cpu 1 10 2>&1 | grep -vq libcurl"
 
 # ---- labels, regions, slow requests (the SDK, linked) ----
-PLATEAU_OUTPUT=$TMP/labels.pb.gz "$W" labels 300 >"$TMP/labels.out"
+PLATEAU_OUTPUT=$TMP/labels.pb.gz "$W" labels 300 >"$TMP/labels.out" 2>/dev/null
 check "region statistics through the SDK" grep -q '^calls=10 measured=10$' "$TMP/labels.out"
 go tool pprof -raw "$TMP/labels.pb.gz" >"$TMP/labels.raw" 2>&1
 check "PLATEAU_WITH_LABELS labels the samples of its block" grep -q 'endpoint:\[/checkout\]' "$TMP/labels.raw"
 check "the slow request's samples are labelled latency=slow" grep -q 'latency:\[slow\]' "$TMP/labels.raw"
 check "regions are exported with their percentiles" grep -q 'plateau region: handle_request calls=10 measured=10 p50_ns=' "$TMP/labels.raw"
+
+(cd "$TMP" && mkdir late && cd late && "$W" late 400)
+check "plateau_start after threads exist: they are found and sampled" \
+	test "$(total "$(ls "$TMP"/late/plateau-*.pb.gz)" cpu late_thread)" -gt 600000000
+PLATEAU_MODES=alloc PLATEAU_ALLOC_RATE=1 PLATEAU_OUTPUT=$TMP/card.pb.gz "$W" cardinality 300
+go tool pprof -raw "$TMP/card.pb.gz" >"$TMP/card.raw" 2>&1
+check "label values past the cap (256 per key) become _other" grep -q 'user:\[_other\]' "$TMP/card.raw"
+check "... and are counted" grep -q 'label_overflow=[1-9]' "$TMP/card.raw"
+check "... the first 256 keep their values" grep -q 'user:\[u255\]' "$TMP/card.raw"
+PLATEAU_OUTPUT=$TMP/regions.pb.gz "$W" regions 500 >"$TMP/regions.out"
+check "a region run by 4 threads at once, recursing 3 deep, counts every call" \
+	grep -q '^calls=6000 measured=6000 ' "$TMP/regions.out"
+check "... and the memory each call allocated on its own thread (>= 1000 bytes per level)" \
+	awk -F'bytes=' '{ exit !($2 >= 6000 * 1000) }' "$TMP/regions.out"
+PLATEAU_OUTPUT=$TMP/slow.pb.gz "$W" labels 100 2>"$TMP/slow.err" >/dev/null
+check "a region slower than its threshold is logged as 'NAME took ...ms, allocated ...KB' (once)" \
+	test "$(grep -cE '^handle_request took [0-9]+\.[0-9]{3}ms, allocated [0-9]+\.[0-9]KB$' "$TMP/slow.err")" -eq 1
 
 # ---- signals: SIGTERM still writes; a program's own SIGPROF ----
 LD_PRELOAD=$LIB PLATEAU_OUTPUT=$TMP/term.pb.gz "$TMP/plain" cpu 1 20000 &
@@ -133,6 +155,30 @@ check_status "stress: fork in a loop" 0 $ALL "$TMP/plain" fork 100
 check_status "stress: an allocation storm across threads" 0 $ALL "$TMP/plain" storm 1500
 check_status "stress: lock contention" 0 $ALL "$TMP/plain" lock 500
 check_status "stress: EINTR-sensitive calls" 0 $ALL "$TMP/plain" eintr 600
+
+# ---- the same stress on ASan and TSan builds of the programs ----
+cc -O1 -g -fsanitize=address -pthread -o "$TMP/asan" "$AG/workload.c" -ldl
+cc -O1 -g -fsanitize=thread -pthread -o "$TMP/tsan" "$AG/workload.c" -ldl
+# The agent is not built with TSan: its own synchronisation is invisible to
+# the program's TSan runtime, so reports from inside it are suppressed.
+# TSan also forbids threads in the child of a multi-threaded fork unless told,
+# and the agent turns lock mode off itself (TSan interposes the lock calls).
+# (An agent built with ASan, the ASan suite's, cannot load into a TSan
+# program: two sanitizer runtimes.  The plain suite covers TSan programs.)
+printf 'called_from_lib:libplateau.so\n' >"$TMP/tsan.supp"
+sans="asan tsan"
+[ -n "$AGENT_ASAN" ] && sans=asan
+for san in $sans; do
+	for w in "storm 800" "lock 300" "churn 800" "fork 20" "eintr 400" "dlopen 100 libm.so.6"; do
+		# shellcheck disable=SC2086
+		check_status "stress under $san: $w" 0 env ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 \
+			TSAN_OPTIONS="suppressions=$TMP/tsan.supp:die_after_fork=0" $ALL "$TMP/$san" $w
+	done
+done
+if [ -z "$AGENT_ASAN" ]; then
+	env TSAN_OPTIONS="suppressions=$TMP/tsan.supp" $ALL "$TMP/tsan" lock 100 >/dev/null 2>"$TMP/tsan-lock.err"
+	check "under TSan the agent says lock mode is off" grep -q 'ThreadSanitizer: lock mode is off' "$TMP/tsan-lock.err"
+fi
 
 # ---- plateau record --agent, and the fallback when perf events are refused ----
 check "record --agent writes a folded profile" $PLATEAU record -q --agent -o "$TMP/rec.folded" -- "$TMP/plain" cpu 1 300
