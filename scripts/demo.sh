@@ -6,6 +6,9 @@
 # events are not usable here, it says why and falls back to the bundled
 # recording tests/fixtures/perf/demo.perf.txt.  Writes demo/flame.svg,
 # demo/flame.html, demo/demo.folded, demo/demo.pb.gz and the top table.
+# Then the same program runs under the in-process agent (libplateau.so,
+# no privileges): CPU and wall time in demo/agent.pb.gz, drawn as
+# demo/agent-wall.svg.
 set -eu
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -29,4 +32,11 @@ fi
 "$plateau" flamegraph --format html --title "plateau demo" -o "$out/flame.html" "$profile"
 "$plateau" top -n 10 "$profile"
 echo
-echo "demo: wrote $out/flame.svg, $out/flame.html, $out/demo.folded and $out/demo.pb.gz"
+LD_PRELOAD=$build/libplateau.so PLATEAU_MODES=cpu,wall PLATEAU_OUTPUT=$out/agent.pb.gz "$out/demo" >/dev/null
+"$plateau" flamegraph --sample-type wall --title "plateau demo: wall time from the in-process agent" \
+	-o "$out/agent-wall.svg" "$out/agent.pb.gz"
+echo "demo: the in-process agent (LD_PRELOAD=$build/libplateau.so) wrote $out/agent.pb.gz"
+"$plateau" top -n 5 --sample-type cpu "$out/agent.pb.gz"
+echo
+echo "demo: wrote $out/flame.svg, $out/flame.html, $out/demo.folded, $out/demo.pb.gz," \
+	"$out/agent.pb.gz and $out/agent-wall.svg"
