@@ -50,6 +50,7 @@ struct entry {
 	uint32_t labels[KEY_LABELS];
 	uintptr_t *pcs;
 	int64_t v0, v1;
+	int64_t n; /* samples behind the sums: the count the sampling error comes from */
 };
 
 struct agg {
@@ -137,6 +138,7 @@ static ssize_t agg_add(struct agg *a, const struct entry *k)
 		if (same_key(e, k)) {
 			e->v0 += k->v0;
 			e->v1 += k->v1;
+			e->n += k->n;
 			return (ssize_t)(a->index[j] - 1);
 		}
 	}
@@ -302,6 +304,7 @@ static void add_sample(struct slot_state *ss, const struct agent_sample *s, bool
 	k.pcs = pcs;
 	k.v0 = s->v[0];
 	k.v1 = s->v[1];
+	k.n = 1;
 	k.nlabels = (uint8_t)key_labels(s, k.labels);
 	if (ss && ss->name_label)
 		k.labels[k.nlabels++] = ss->name_label;
@@ -341,6 +344,11 @@ static void add_wall_repeat(struct slot_state *ss, uint64_t ns)
 			k.hash = hash_key(&k);
 			k.v0 = (int64_t)ns;
 			k.v1 = 0;
+			/* One sample per sampler visit the repeat stands for. */
+			k.n = (int64_t)((ns + agent_state.interval_ns / 2) /
+					agent_state.interval_ns);
+			if (k.n < 1)
+				k.n = 1;
 			{
 				ssize_t at = agg_add(aggs[i], &k);
 
@@ -348,6 +356,7 @@ static void add_wall_repeat(struct slot_state *ss, uint64_t ns)
 			}
 		} else {
 			e->v0 += (int64_t)ns;
+			e->n++;
 		}
 	}
 }
@@ -476,9 +485,15 @@ struct columns {
 static void columns_init(struct columns *c, unsigned modes)
 {
 	static const unsigned mode_of[COL_COUNT] = {
-		AGENT_MODE_CPU,	  AGENT_MODE_CPU,   AGENT_MODE_WALL,
-		AGENT_MODE_ALLOC, AGENT_MODE_ALLOC, AGENT_MODE_ALLOC,
-		AGENT_MODE_ALLOC, AGENT_MODE_LOCK,  AGENT_MODE_LOCK,
+		AGENT_MODE_CPU | AGENT_MODE_WALL | AGENT_MODE_ALLOC | AGENT_MODE_LOCK,
+		AGENT_MODE_CPU,
+		AGENT_MODE_WALL,
+		AGENT_MODE_ALLOC,
+		AGENT_MODE_ALLOC,
+		AGENT_MODE_ALLOC,
+		AGENT_MODE_ALLOC,
+		AGENT_MODE_LOCK,
+		AGENT_MODE_LOCK,
 	};
 
 	c->n = 0;
@@ -500,12 +515,11 @@ static int64_t unweight(int64_t fixed)
 static void entry_values(const struct columns *c, const struct entry *e, int64_t *v)
 {
 	memset(v, 0, c->n * sizeof(*v));
+	v[c->of[COL_SAMPLES]] = e->n;
 	switch (e->kind) {
 	case AGENT_KIND_CPU:
-		if (c->of[COL_CPU] >= 0) {
-			v[c->of[COL_SAMPLES]] = e->v1;
+		if (c->of[COL_CPU] >= 0)
 			v[c->of[COL_CPU]] = e->v0;
-		}
 		break;
 	case AGENT_KIND_WALL:
 		if (c->of[COL_WALL] >= 0)
@@ -613,6 +627,7 @@ static void add_live(const struct agent_live_entry *le, void *arg)
 	qsort(k.labels, k.nlabels, sizeof(k.labels[0]), cmp_u32);
 	k.v0 = (int64_t)llround(le->weight * AGENT_WEIGHT_ONE);
 	k.v1 = (int64_t)llround(le->weight * (double)le->size);
+	k.n = 1;
 	k.hash = hash_key(&k);
 	agg_add(inuse, &k);
 }
@@ -704,6 +719,12 @@ static int encode(const struct agg *a, bool inuse, uint64_t start_ns, uint64_t e
 		in.period_unit = "nanoseconds";
 		in.period = (int64_t)agent_state.cfg.lock_threshold_ns;
 	}
+	/* What a viewer shows first: CPU time, else wall time, else bytes, else delay. */
+	for (int c = 0, pick[] = {COL_CPU, COL_WALL, COL_ALLOC_SPACE, COL_DELAY}; c < 4; c++)
+		if (x.cols.of[pick[c]] >= 0) {
+			in.default_type = (uint32_t)x.cols.of[pick[c]];
+			break;
+		}
 	in.time_nanos = (int64_t)start_ns;
 	in.duration_nanos = (int64_t)(end_ns - start_ns);
 	counters_comments(cbuf, comments, &in.ncomments);

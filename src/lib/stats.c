@@ -133,7 +133,11 @@ void stats_counter_init(struct sample_counter *c, const struct profile *p, uint3
 
 double stats_total_samples(const struct sample_counter *c, const struct profile *p, uint32_t type)
 {
-	if (c->count_type >= 0)
-		return (double)profile_total(p, (uint32_t)c->count_type);
-	return stats_count(c, (double)profile_total(p, type));
+	double n = 0;
+
+	if (c->count_type < 0)
+		return stats_count(c, (double)profile_total(p, type));
+	for (uint32_t s = 0; s < p->nr_samples; s++)
+		n += stats_sample_count(c, profile_sample_values(p, s), type);
+	return n;
 }

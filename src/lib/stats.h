@@ -49,14 +49,21 @@ static inline double stats_count(const struct sample_counter *c, double v)
 	return c->per_sample > 0 ? v / c->per_sample : v;
 }
 
-/* The samples behind one sample's values (v holds every type) of type. */
+/*
+ * The samples behind one sample's values (v holds every type) of type.  A
+ * sample without a value of type has none behind it, whatever its count
+ * says: in a profile of several kinds (cpu and alloc samples side by side)
+ * the count column counts each row's own kind.
+ */
 static inline double stats_sample_count(const struct sample_counter *c, const int64_t *v,
 					uint32_t type)
 {
-	return c->count_type >= 0 ? (double)v[c->count_type] : stats_count(c, (double)v[type]);
+	if (c->count_type >= 0)
+		return v[type] ? (double)v[c->count_type] : 0;
+	return stats_count(c, (double)v[type]);
 }
 
-/* The samples behind the whole profile's values of type. */
+/* The samples behind the whole profile's values of type (those with a value of type). */
 double stats_total_samples(const struct sample_counter *c, const struct profile *p, uint32_t type);
 
 #endif

@@ -78,6 +78,34 @@ static void test_counter_folded_periods(void **state)
 	profile_free(p);
 }
 
+/*
+ * A profile of several kinds (the agent's: cpu and alloc samples side by
+ * side, one samples/count column): each type's samples are those of the
+ * rows that have a value of that type.
+ */
+static void test_counter_per_kind(void **state)
+{
+	struct profile *p = profile_new();
+	struct sample_counter c;
+	int64_t cpu[3] = {3, 30000000, 0}, alloc[3] = {5, 0, 500000};
+	uint32_t a = profile_child(p, 0, profile_frame_named(p, "a", 1));
+
+	(void)state;
+	profile_add_type(p, "samples", "count");
+	profile_add_type(p, "cpu", "nanoseconds");
+	profile_add_type(p, "alloc_space", "bytes");
+	profile_add_sample(p, a, 0, cpu);
+	profile_add_sample(p, profile_child(p, 0, profile_frame_named(p, "b", 1)), 0, alloc);
+	stats_counter_init(&c, p, 1);
+	assert_int_equal(c.count_type, 0);
+	assert_true(stats_total_samples(&c, p, 1) == 3);
+	assert_true(stats_sample_count(&c, alloc, 1) == 0);
+	stats_counter_init(&c, p, 2);
+	assert_true(stats_total_samples(&c, p, 2) == 5);
+	assert_true(stats_sample_count(&c, alloc, 2) == 5);
+	profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -85,6 +113,7 @@ int main(void)
 		cmocka_unit_test(test_two_prop),
 		cmocka_unit_test(test_counter),
 		cmocka_unit_test(test_counter_folded_periods),
+		cmocka_unit_test(test_counter_per_kind),
 	};
 
 	return cmocka_run_group_tests_name("stats", tests, NULL, NULL);
