@@ -1113,17 +1113,6 @@ const struct agent_mapping *agent_symtab_mapping(const struct agent_symtab *st, 
 
 /* ---- a symtab of one file, for the fuzz target and tests (COLD) ---- */
 
-/*
- * Declared here until symtab.h carries it: a symtab whose only mapping is
- * PATH's bytes at FILE_OFFSET, as if mapped executable at [START, LIMIT).
- * The file is read as a snapshot reads a mapped file (PT_LOADs for the
- * bias, the build-id), its symbols on the first lookup; refresh is not
- * meant for it.  NULL with errno EINVAL (PATH not absolute, START >= LIMIT)
- * or ENOMEM.  Caller owns it: agent_symtab_free().
- */
-struct agent_symtab *agent_symtab_new_file(const char *path, uintptr_t start, uintptr_t limit,
-					   uint64_t file_offset);
-
 struct agent_symtab *agent_symtab_new_file(const char *path, uintptr_t start, uintptr_t limit,
 					   uint64_t file_offset)
 {

@@ -82,4 +82,15 @@ size_t agent_symtab_nmappings(const struct agent_symtab *st);
 /* Mapping I, borrowed until ST is freed or refreshed; NULL when out of range. */
 const struct agent_mapping *agent_symtab_mapping(const struct agent_symtab *st, size_t i);
 
+/*
+ * A symtab whose only mapping is PATH's bytes at FILE_OFFSET, as if mapped executable at [START, LIMIT).
+ * The file is read as a snapshot reads a mapped file (PT_LOADs for the
+ * bias, the build-id), its symbols on the first lookup; refresh is not
+ * meant for it.  NULL with errno EINVAL (PATH not absolute, START >= LIMIT)
+ * or ENOMEM.  Caller owns it: agent_symtab_free().  (The fuzz target's
+ * entry point: one file, no /proc/self/maps.)
+ */
+struct agent_symtab *agent_symtab_new_file(const char *path, uintptr_t start, uintptr_t limit,
+					   uint64_t file_offset);
+
 #endif
