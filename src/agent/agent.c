@@ -224,19 +224,22 @@ AGENT_API int plateau_stop(void)
 	return rc;
 }
 
-/* Every agent lock is held across fork, always taken in this order. */
+/*
+ * Every agent lock is held across fork, always taken in this order (the
+ * collector refreshes the unwind tables with its own lock held).
+ */
 static void atfork_prepare(void)
 {
-	agent_unwind_atfork_prepare();
 	agent_collect_atfork_prepare();
+	agent_unwind_atfork_prepare();
 	agent_labels_atfork_prepare();
 }
 
 static void atfork_parent(void)
 {
 	agent_labels_atfork_parent();
-	agent_collect_atfork_parent();
 	agent_unwind_atfork_parent();
+	agent_collect_atfork_parent();
 }
 
 /*

@@ -169,8 +169,12 @@ cc -O1 -g -fsanitize=thread -pthread -o "$TMP/tsan" "$AG/workload.c" -ldl
 printf 'called_from_lib:libplateau.so\n' >"$TMP/tsan.supp"
 sans="asan tsan"
 [ -n "$AGENT_ASAN" ] && sans=asan
+# (No fork loop on the ASan build: GCC 12's ASan allocator is not fork-safe
+# with other threads running — a child can inherit one of its size-class
+# locks held; doc/agent.md.)
 for san in $sans; do
 	for w in "storm 800" "lock 300" "churn 800" "fork 20" "eintr 400" "dlopen 100 libm.so.6"; do
+		[ "$san" = asan ] && [ "$w" = "fork 20" ] && continue
 		# shellcheck disable=SC2086
 		check_status "stress under $san: $w" 0 env ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 \
 			TSAN_OPTIONS="suppressions=$TMP/tsan.supp:die_after_fork=0" $ALL "$TMP/$san" $w
