@@ -378,13 +378,14 @@ static int parse_upload_interval(struct ctx *c, struct agent_config *cfg)
 
 static int parse_alloc_rate(struct ctx *c, struct agent_config *cfg)
 {
-	static const struct unit units[] = {
-		{"KiB", 1024}, {"k", 1024}, {"MiB", 1 << 20}, {"m", 1 << 20}, {NULL, 0}};
+	static const struct unit units[] = {{"KiB", 1024},  {"k", 1024},  {"MiB", 1 << 20},
+					    {"m", 1 << 20}, {"GiB", GIB}, {"g", GIB},
+					    {NULL, 0}};
 	uint64_t v;
 
 	if (!parse_scaled(c->value, units, 1, UINT64_MAX, &v) || v < 1 || v > GIB)
-		return fail(c, "is not a number of bytes from 1 to 1GiB (suffixes KiB, MiB, k, "
-			       "m; e.g. 512KiB)");
+		return fail(c, "is not a number of bytes from 1 to 1GiB (suffixes KiB, MiB, GiB, "
+			       "k, m, g; e.g. 512KiB)");
 	cfg->alloc_rate = v;
 	return 0;
 }

@@ -430,7 +430,10 @@ static void test_alloc_rate(void **state)
 	expect_error("PLATEAU_ALLOC_RATE", "0KiB", "\"0KiB\"", what);
 	expect_error("PLATEAU_ALLOC_RATE", "1073741825", "\"1073741825\"", what);
 	expect_error("PLATEAU_ALLOC_RATE", "1025MiB", "\"1025MiB\"", what);
-	expect_error("PLATEAU_ALLOC_RATE", "1GiB", "\"1GiB\"", what);
+	assert_int_equal(parse1("PLATEAU_ALLOC_RATE", "1GiB"), 0);
+	assert_int_equal(cfg.alloc_rate, 1 << 30);
+	assert_int_equal(parse1("PLATEAU_ALLOC_RATE", "1g"), 0);
+	expect_error("PLATEAU_ALLOC_RATE", "2GiB", "\"2GiB\"", what);
 	expect_error("PLATEAU_ALLOC_RATE", "512kb", "\"512kb\"", what);
 	expect_error("PLATEAU_ALLOC_RATE", "KiB", "\"KiB\"", what);
 	expect_error("PLATEAU_ALLOC_RATE", "-1", "\"-1\"", what);

@@ -251,8 +251,13 @@ __attribute__((noinline)) void handle_request(int i, uint64_t ms)
 	plateau_request_end(ms * 500000);
 }
 
+static atomic_int late_go;
+
+/* Runs (waits on the CPU) before the agent starts, burns once it has. */
 static void *late_thread(void *p)
 {
+	while (!late_go)
+		spin_for(100000);
 	burn_b((uint64_t)(uintptr_t)p * 1000000);
 	return NULL;
 }
@@ -266,6 +271,7 @@ static int do_late(uint64_t ms)
 		pthread_create(&th[i], NULL, late_thread, (void *)(uintptr_t)ms);
 	if (plateau_start() != 0)
 		return 1;
+	late_go = 1;
 	for (int i = 0; i < 2; i++)
 		pthread_join(th[i], NULL);
 	return plateau_stop() != 0;
