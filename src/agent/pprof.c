@@ -16,25 +16,11 @@
 #include <zlib.h>
 
 #include "agent/pprof.h"
+#include "lib/pprof_fields.h"
 #include "profile.pb-c.h"
 #include "util/banned.h"
 
 typedef Perftools__Profiles__Label PbLabel;
-
-enum {
-	F_SAMPLE_TYPE = 1,
-	F_SAMPLE = 2,
-	F_MAPPING = 3,
-	F_LOCATION = 4,
-	F_FUNCTION = 5,
-	F_STRING_TABLE = 6,
-	F_TIME_NANOS = 9,
-	F_DURATION_NANOS = 10,
-	F_PERIOD_TYPE = 11,
-	F_PERIOD = 12,
-	F_COMMENT = 13,
-	F_DEFAULT_SAMPLE_TYPE = 14,
-};
 
 #define STAGE_SIZE (1u << 16) /* bytes gathered before each deflate call */
 #define ZLEVEL	   1	      /* the collector shares the host's CPU: fast over small */

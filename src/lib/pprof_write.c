@@ -3,6 +3,7 @@
 
 #include "util/common.h"
 #include "lib/pprof.h"
+#include "lib/pprof_fields.h"
 #include "profile.pb-c.h"
 
 /*
@@ -21,21 +22,6 @@
  */
 
 typedef Perftools__Profiles__Label PbLabel;
-
-enum {
-	F_SAMPLE_TYPE = 1,
-	F_SAMPLE = 2,
-	F_MAPPING = 3,
-	F_LOCATION = 4,
-	F_FUNCTION = 5,
-	F_STRING_TABLE = 6,
-	F_TIME_NANOS = 9,
-	F_DURATION_NANOS = 10,
-	F_PERIOD_TYPE = 11,
-	F_PERIOD = 12,
-	F_COMMENT = 13,
-	F_DEFAULT_SAMPLE_TYPE = 14,
-};
 
 #define KERNEL_MAPPING "[kernel.kallsyms]"
 
