@@ -150,7 +150,9 @@ struct agent_thread {
 	uint64_t wall_cputime;
 	bool wall_seen;
 	_Atomic uint64_t wall_repeat_ns;
-	volatile sig_atomic_t eintr_ours; /* our signal arrived: an EINTR may be ours */
+	volatile sig_atomic_t eintr_ours; /* our handler ran: an EINTR may be ours */
+	_Atomic unsigned wall_sent;	  /* wall signals sent to this thread (the sampler) */
+	unsigned eintr_snap;		  /* wall_sent when the current blocking call began */
 	/* labels.c: the thread's current label ids, innermost last; nlabels written last */
 	uint32_t labels[AGENT_MAX_LABELS];
 	volatile sig_atomic_t nlabels;

@@ -4,7 +4,8 @@
  * (nanosleep, poll, epoll_wait, select, sem_wait, sigtimedwait, pause ...,
  * see signal(7)).  The wall sampler's signal must not change what a program
  * sees, and many programs do not retry on EINTR: when the agent's own signal
- * caused the interruption (the handler sets eintr_ours), the call is
+ * caused the interruption (its handler ran, or the sampler counted a
+ * signal sent during the call), the call is
  * retried with the time that is left.  An EINTR caused by any other signal
  * is returned as usual — unless one of ours arrived during the same call,
  * which the agent cannot tell apart (see doc/agent.md).
@@ -43,6 +44,7 @@ static struct agent_thread *watched(void)
 	if (!t || !(agent_state.cfg.modes & AGENT_MODE_WALL))
 		return NULL;
 	t->eintr_ours = 0;
+	t->eintr_snap = atomic_load(&t->wall_sent);
 	return t;
 }
 
@@ -53,9 +55,14 @@ static bool ours(struct agent_thread *t, int rc_or_errno, bool is_errno)
 
 	if (!t || (is_errno ? err != EINTR : (rc_or_errno != -1 || err != EINTR)))
 		return false;
-	if (!t->eintr_ours)
+	/*
+	 * Ours when our handler ran during the call, or when the sampler sent a
+	 * signal since it began (its handler may not have run yet).
+	 */
+	if (!t->eintr_ours && atomic_load(&t->wall_sent) == t->eintr_snap)
 		return false;
 	t->eintr_ours = 0;
+	t->eintr_snap = atomic_load(&t->wall_sent);
 	return true;
 }
 

@@ -68,10 +68,10 @@ static void wall_round(uint64_t elapsed_ns)
 			continue;
 		}
 		/*
-		 * Said before the signal is sent: a handler that runs late (a
-		 * sanitizer defers them) must not let an EINTR through.
+		 * Counted before the signal is sent: an EINTR is ours even when
+		 * the handler runs late (a sanitizer defers them), see eintr.c.
 		 */
-		t->eintr_ours = 1;
+		atomic_fetch_add(&t->wall_sent, 1);
 		signal_thread(t, signo, elapsed_ns);
 	}
 }

@@ -25,6 +25,9 @@ if ldd "$LIB" | grep -q libasan; then
 	AGENT_ASAN=1
 	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0:detect_leaks=0"
 fi
+# Every path below is absolute: run where a stray default output file
+# (plateau-PID.pb.gz in the working directory) cannot land in the checkout.
+cd "$TMP" || exit 1
 unset PLATEAU_MODES PLATEAU_HZ PLATEAU_OUTPUT PLATEAU_SERVER PLATEAU_TAGS PLATEAU_APP PLATEAU_OUTPUT_OWNER
 
 folded() { # FILE TYPE: the profile as folded stacks of one sample type
