@@ -28,17 +28,10 @@
 #include "agent/agent.h"
 #include "agent/alloc.h"
 #include "agent/live.h"
-#if __has_include("agent/unwind.h")
 #include "agent/unwind.h"
-#else
-/* unwind.c: frames leaf first, pcs[0] = return address into our caller - 1. */
-size_t agent_unwind_here(uintptr_t stack_lo, uintptr_t stack_hi, uintptr_t *pcs, size_t max,
-			 unsigned skip, bool *truncated);
-#endif
 #include "util/banned.h"
 
 #define RA()		((uintptr_t)__builtin_return_address(0))
-#define TRIM_MAX	8 /* our frames below the caller's, at most (-O0 inlines nothing) */
 #define BOOT_SIZE	(256 * 1024)
 #define BOOT_ALIGN	16
 #define BOOT_PAGE	4096  /* valloc's alignment before sysconf has been asked */
@@ -309,17 +302,6 @@ static NOASAN int64_t round_i64(double x)
 	return x < 9.2e18 ? (int64_t)llround(x) : INT64_MAX;
 }
 
-/* Index of the caller's call site among the unwound frames, or N. */
-static NOASAN size_t caller_frame(const uintptr_t *pcs, size_t n, uintptr_t ra)
-{
-	size_t k;
-
-	for (k = 0; k < n && k <= TRIM_MAX; k++)
-		if (pcs[k] == ra - 1)
-			return k;
-	return n;
-}
-
 /* Enter a sampled block in the live table, with the thread's labels. */
 static NOASAN void live_add(const struct agent_thread *t, void *p, size_t size, double w,
 			    const uintptr_t *pcs, size_t n, unsigned flags)
@@ -347,32 +329,20 @@ static NOASAN void live_add(const struct agent_thread *t, void *p, size_t size, 
 static NOINLINE NOASAN void record(struct agent_thread *t, void *p, size_t size, double w,
 				   uintptr_t ra)
 {
-	uintptr_t buf[AGENT_MAX_DEPTH + TRIM_MAX];
+	uintptr_t buf[AGENT_MAX_DEPTH + AGENT_UNWIND_OWN_MAX];
+	const uintptr_t *stack;
 	bool truncated = false;
 	int saved = errno;
 	unsigned flags;
-	size_t n, k;
+	size_t n;
 
 	t->in_hook++;
-	n = agent_unwind_here(t->stack_lo, t->stack_hi, buf, AGENT_MAX_DEPTH + TRIM_MAX, 0,
-			      &truncated);
-	k = caller_frame(buf, n, ra);
-	if (k == n) {
-		/* The unwinder missed our caller: keep what we know for sure. */
-		buf[0] = ra - 1;
-		k = 0;
-		n = 1;
-		truncated = true;
-	}
-	n -= k;
-	if (n > AGENT_MAX_DEPTH) {
-		n = AGENT_MAX_DEPTH;
-		truncated = true;
-	}
+	n = agent_unwind_caller(t->stack_lo, t->stack_hi, ra, buf, AGENT_MAX_DEPTH, &stack,
+				&truncated);
 	flags = truncated ? AGENT_SAMPLE_TRUNCATED : 0;
 	agent_emit(t, AGENT_KIND_ALLOC, round_i64(w * AGENT_WEIGHT_ONE),
-		   round_i64(w * (double)size), buf + k, n, flags, 0);
-	live_add(t, p, size, w, buf + k, n, flags);
+		   round_i64(w * (double)size), stack, n, flags, 0);
+	live_add(t, p, size, w, stack, n, flags);
 	t->in_hook--;
 	errno = saved;
 }

@@ -59,31 +59,16 @@ bool agent_context_in_syscall(const void *ucontext)
 static void take_sample(struct agent_thread *t, enum agent_kind kind, int64_t v0, int64_t v1,
 			const void *uc, unsigned state)
 {
-	struct agent_sample *s;
+	struct agent_sample *s = agent_sample_begin(t, AGENT_MAX_DEPTH);
 	bool truncated = false;
+	size_t n;
 
-	if (t->busy) {
-		atomic_fetch_add_explicit(&agent_state.counters.dropped_busy, 1,
-					  memory_order_relaxed);
+	if (!s)
 		return;
-	}
-	t->busy = 1;
-	atomic_signal_fence(memory_order_seq_cst);
-	s = agent_ring_reserve(t->ring, agent_sample_size(AGENT_MAX_DEPTH));
-	if (!s) {
-		atomic_fetch_add_explicit(&agent_state.counters.dropped_full, 1,
-					  memory_order_relaxed);
-	} else {
-		size_t n = agent_unwind_signal(uc, t->stack_lo, t->stack_hi, s->pcs,
-					       AGENT_MAX_DEPTH, &truncated);
-
-		agent_sample_fill(t, s, kind, v0, v1, n, truncated ? AGENT_SAMPLE_TRUNCATED : 0,
-				  state);
-		agent_ring_commit(t->ring, s);
-		atomic_fetch_add_explicit(&agent_state.counters.samples, 1, memory_order_relaxed);
-	}
-	atomic_signal_fence(memory_order_seq_cst);
-	t->busy = 0;
+	/* Unwound straight into the ring. */
+	n = agent_unwind_signal(uc, t->stack_lo, t->stack_hi, s->pcs, AGENT_MAX_DEPTH, &truncated);
+	agent_sample_fill(t, s, kind, v0, v1, n, truncated ? AGENT_SAMPLE_TRUNCATED : 0, state);
+	agent_sample_end(t, s);
 }
 
 static uint64_t own_cputime(void)

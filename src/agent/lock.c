@@ -16,20 +16,14 @@
 
 #include "agent/agent.h"
 #include "agent/lock.h"
-#if __has_include("agent/unwind.h")
 #include "agent/unwind.h"
-#else
-size_t agent_unwind_here(uintptr_t stack_lo, uintptr_t stack_hi, uintptr_t *pcs, size_t max,
-			 unsigned skip, bool *truncated);
-#endif
 #include "util/banned.h"
 
 /* glibc's owner field of a robust mutex unlocked while inconsistent (INT_MAX - 1). */
 #define GLIBC_MUTEX_NOTRECOVERABLE 0x7ffffffe
 
 /* Frames of our own (hook, slow path, recorder) that can lie above the caller's. */
-#define OWN_FRAMES_MAX 8
-#define NSEC_PER_SEC   1000000000L
+#define NSEC_PER_SEC 1000000000L
 
 #define ALWAYS_INLINE inline __attribute__((always_inline))
 #define NOINLINE      __attribute__((noinline))
@@ -188,48 +182,20 @@ static ALWAYS_INLINE struct agent_thread *hook_thread(void)
 	return t;
 }
 
-/*
- * Index of the caller's frame (return address RA, minus 1 by the
- * unwinder's convention) among our own frames at the top of PCS; N when
- * it is not there.  Searching instead of skipping a fixed count keeps this
- * right whatever the compiler inlined or turned into tail calls.
- */
-static size_t caller_index(const uintptr_t *pcs, size_t n, uintptr_t ra)
-{
-	size_t i;
-
-	for (i = 0; i < n && i < OWN_FRAMES_MAX; i++) {
-		if (pcs[i] == ra - 1 || pcs[i] == ra)
-			return i;
-	}
-	return n;
-}
-
 static void lock_record(struct agent_thread *t, uint64_t wait_ns, uintptr_t ra)
 {
-	uintptr_t pcs[AGENT_MAX_DEPTH + OWN_FRAMES_MAX];
+	uintptr_t buf[AGENT_MAX_DEPTH + AGENT_UNWIND_OWN_MAX];
+	const uintptr_t *stack;
 	bool truncated = false;
 	double weight = 1.0;
-	size_t n, first;
+	size_t n;
 
 	if (!lock_sample_take(&t->lock_rng, wait_ns, agent_state.cfg.lock_threshold_ns, &weight))
 		return;
-	n = agent_unwind_here(t->stack_lo, t->stack_hi, pcs, sizeof(pcs) / sizeof(pcs[0]), 0,
-			      &truncated);
-	first = caller_index(pcs, n, ra);
-	if (first == n) {
-		/* The unwinder lost our own frames: the caller is all we know. */
-		pcs[0] = ra - 1;
-		first = 0;
-		n = 1;
-		truncated = true;
-	}
-	if (n - first > AGENT_MAX_DEPTH) {
-		n = first + AGENT_MAX_DEPTH;
-		truncated = true;
-	}
+	n = agent_unwind_caller(t->stack_lo, t->stack_hi, ra, buf, AGENT_MAX_DEPTH, &stack,
+				&truncated);
 	agent_emit(t, AGENT_KIND_LOCK, llround(weight * AGENT_WEIGHT_ONE),
-		   llround(weight * (double)wait_ns), pcs + first, n - first,
+		   llround(weight * (double)wait_ns), stack, n,
 		   truncated ? AGENT_SAMPLE_TRUNCATED : 0, 0);
 }
 

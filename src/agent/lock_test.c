@@ -34,12 +34,7 @@
 
 #include "agent/agent.h"
 #include "agent/lock.h"
-#if __has_include("agent/unwind.h")
 #include "agent/unwind.h"
-#else
-size_t agent_unwind_here(uintptr_t stack_lo, uintptr_t stack_hi, uintptr_t *pcs, size_t max,
-			 unsigned skip, bool *truncated);
-#endif
 
 #define MS	   UINT64_C(1000000)
 #define US	   UINT64_C(1000)

@@ -110,34 +110,48 @@ void agent_sample_fill(const struct agent_thread *t, struct agent_sample *s, enu
 	s->v[1] = v1;
 }
 
-bool agent_emit(struct agent_thread *t, enum agent_kind kind, int64_t v0, int64_t v1,
-		const uintptr_t *pcs, size_t nframes, unsigned flags, unsigned state)
+struct agent_sample *agent_sample_begin(struct agent_thread *t, size_t max_frames)
 {
 	struct agent_sample *s;
-	bool ok = false;
 
 	if (t->busy) {
 		atomic_fetch_add_explicit(&agent_state.counters.dropped_busy, 1,
 					  memory_order_relaxed);
-		return false;
+		return NULL;
 	}
 	t->busy = 1;
 	atomic_signal_fence(memory_order_seq_cst);
-	if (nframes > AGENT_MAX_DEPTH)
-		nframes = AGENT_MAX_DEPTH;
-	s = agent_ring_reserve(t->ring, agent_sample_size(nframes));
-	if (s) {
-		agent_sample_fill(t, s, kind, v0, v1, nframes, flags, state);
-		if (nframes)
-			memcpy(s->pcs, pcs, nframes * sizeof(*pcs));
-		agent_ring_commit(t->ring, s);
-		atomic_fetch_add_explicit(&agent_state.counters.samples, 1, memory_order_relaxed);
-		ok = true;
-	} else {
+	s = agent_ring_reserve(t->ring, agent_sample_size(max_frames));
+	if (!s) {
 		atomic_fetch_add_explicit(&agent_state.counters.dropped_full, 1,
 					  memory_order_relaxed);
+		atomic_signal_fence(memory_order_seq_cst);
+		t->busy = 0;
 	}
+	return s;
+}
+
+void agent_sample_end(struct agent_thread *t, const struct agent_sample *s)
+{
+	agent_ring_commit(t->ring, s);
+	atomic_fetch_add_explicit(&agent_state.counters.samples, 1, memory_order_relaxed);
 	atomic_signal_fence(memory_order_seq_cst);
 	t->busy = 0;
-	return ok;
+}
+
+bool agent_emit(struct agent_thread *t, enum agent_kind kind, int64_t v0, int64_t v1,
+		const uintptr_t *pcs, size_t nframes, unsigned flags, unsigned state)
+{
+	struct agent_sample *s;
+
+	if (nframes > AGENT_MAX_DEPTH)
+		nframes = AGENT_MAX_DEPTH;
+	s = agent_sample_begin(t, nframes);
+	if (!s)
+		return false;
+	agent_sample_fill(t, s, kind, v0, v1, nframes, flags, state);
+	if (nframes)
+		memcpy(s->pcs, pcs, nframes * sizeof(*pcs));
+	agent_sample_end(t, s);
+	return true;
 }

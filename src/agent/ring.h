@@ -52,6 +52,14 @@ static inline size_t agent_sample_size(size_t nframes)
 	return (sizeof(struct agent_sample) + nframes * sizeof(uintptr_t) + 7) & ~(size_t)7;
 }
 
+/*
+ * A sample of up to MAX_FRAMES on T (HOT): NULL, counted, when T is already
+ * writing one (a signal inside a hook) or its ring is full; otherwise fill
+ * it and publish it with agent_sample_end.  agent_emit is both in one.
+ */
+struct agent_sample *agent_sample_begin(struct agent_thread *t, size_t max_frames);
+void agent_sample_end(struct agent_thread *t, const struct agent_sample *s);
+
 /* Fill S's header from T (labels, tid, request) and the arguments (HOT). */
 void agent_sample_fill(const struct agent_thread *t, struct agent_sample *s, enum agent_kind kind,
 		       int64_t v0, int64_t v1, size_t nframes, unsigned flags, unsigned state);

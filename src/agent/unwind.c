@@ -230,34 +230,38 @@ static uint8_t rd_u8(struct cur *c)
 	return v;
 }
 
-static uint64_t rd_uleb(struct cur *c)
+/* A LEB128 number; *SHIFT and *LAST tell a signed reader where to extend from. */
+static uint64_t rd_leb(struct cur *c, unsigned *shift, uint8_t *last)
 {
 	uint64_t v = 0;
-	unsigned shift = 0;
 	uint8_t b;
 
+	*shift = 0;
 	do {
 		b = rd_u8(c);
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
+		if (*shift < 64)
+			v |= (uint64_t)(b & 0x7f) << *shift;
+		*shift += 7;
 	} while ((b & 0x80) && !c->bad);
+	*last = b;
 	return v;
+}
+
+static uint64_t rd_uleb(struct cur *c)
+{
+	unsigned shift;
+	uint8_t last;
+
+	return rd_leb(c, &shift, &last);
 }
 
 static int64_t rd_sleb(struct cur *c)
 {
-	uint64_t v = 0;
-	unsigned shift = 0;
-	uint8_t b;
+	unsigned shift;
+	uint8_t last;
+	uint64_t v = rd_leb(c, &shift, &last);
 
-	do {
-		b = rd_u8(c);
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while ((b & 0x80) && !c->bad);
-	if (shift < 64 && (b & 0x40))
+	if (shift < 64 && (last & 0x40))
 		v |= ~(uint64_t)0 << shift;
 	return (int64_t)v;
 }

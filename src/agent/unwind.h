@@ -107,6 +107,44 @@ struct dl_phdr_info;
  */
 int agent_unwind_parse_module(const struct dl_phdr_info *info, struct agent_unwind_stats *out);
 
+/* Frames of the agent's own a hook may have below its caller's (-O0 inlines nothing). */
+#define AGENT_UNWIND_OWN_MAX 8
+
+/*
+ * HOT: the stack of the code that called a hook, given the return address
+ * RA the hook received.  BUF (AGENT_MAX_DEPTH + AGENT_UNWIND_OWN_MAX frames)
+ * gets the walk from here; the frames above RA's (the agent's own) are
+ * skipped by searching for RA, not by a fixed count, so inlining and tail
+ * calls do not matter.  When the walk misses RA the caller alone is kept,
+ * marked truncated.  *STACK points at the caller's frame in BUF; returns the
+ * number of frames from there, at most MAX_DEPTH.
+ */
+static inline size_t agent_unwind_caller(uintptr_t stack_lo, uintptr_t stack_hi, uintptr_t ra,
+					 uintptr_t *buf, size_t max_depth, const uintptr_t **stack,
+					 bool *truncated)
+{
+	size_t n = agent_unwind_here(stack_lo, stack_hi, buf, max_depth + AGENT_UNWIND_OWN_MAX, 0,
+				     truncated);
+	size_t k;
+
+	for (k = 0; k < n && k <= AGENT_UNWIND_OWN_MAX; k++)
+		if (buf[k] == ra - 1 || buf[k] == ra)
+			break;
+	if (k == n || k > AGENT_UNWIND_OWN_MAX) {
+		buf[0] = ra - 1;
+		k = 0;
+		n = 1;
+		*truncated = true;
+	}
+	n -= k;
+	if (n > max_depth) {
+		n = max_depth;
+		*truncated = true;
+	}
+	*stack = buf + k;
+	return n;
+}
+
 /*
  * Fork (COLD): the refresh lock is held across fork() — taken by PREPARE,
  * released in the parent, made new in the child (whose only thread was not
