@@ -182,8 +182,12 @@ int record_agent(const struct record_agent_opts *o, const char **argv)
 	char **files;
 	int n, status;
 
-	if (find_agent(lib, sizeof(lib)))
+	if (find_agent(lib, sizeof(lib))) {
+		if (getenv("PLATEAU_AGENT_LIB") && *getenv("PLATEAU_AGENT_LIB"))
+			die("cannot find libplateau.so: PLATEAU_AGENT_LIB=%s is not readable",
+			    getenv("PLATEAU_AGENT_LIB"));
 		die("cannot find libplateau.so beside plateau (set PLATEAU_AGENT_LIB to its path)");
+	}
 	if (!mkdtemp(dir))
 		die("mkdtemp: %s", strerror(errno));
 	agent_env(o, lib, dir);

@@ -196,5 +196,9 @@ check "perf events refused (seccomp): record falls back to the agent" grep -q 'r
 check "... and still writes the profile" grep -q 'burn_a' "$TMP/fallback.folded"
 check_status "record --agent refuses -e offcpu" 2 $PLATEAU record --agent -e offcpu -- true
 check_status "record --agent refuses -p" 2 $PLATEAU record --agent -p 1
+PLATEAU_AGENT_LIB=$TMP/nowhere.so $PLATEAU record --agent -o "$TMP/x.folded" -- true 2>"$TMP/nolib.err"
+rc=$?
+check "record --agent without the library: exit 1 and one line naming it" \
+	test "$rc" -eq 1 -a "$(wc -l <"$TMP/nolib.err")" -eq 1 -a -n "$(grep 'cannot find libplateau.so' "$TMP/nolib.err")"
 
 done_testing
