@@ -79,7 +79,7 @@ enum agent_thread_state {
 
 /* Counters of what was dropped or went wrong; exported in the profile's comments. */
 struct agent_counters {
-	atomic_uint_fast64_t samples;	       /* samples written to rings */
+	atomic_uint_fast64_t samples;	       /* samples read from the rings */
 	atomic_uint_fast64_t dropped_full;     /* ring full */
 	atomic_uint_fast64_t dropped_busy;     /* nested sample on a thread already writing */
 	atomic_uint_fast64_t dropped_nothread; /* event on a thread without a slot */
@@ -132,9 +132,12 @@ void agent_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /*
  * A thread the agent knows.  Slots live in one table for the life of the
  * process and are reused after the collector has drained an exited
- * thread's ring.
+ * thread's ring.  Each slot starts a cache line, and what other threads
+ * write (the wall sampler, on every tick) sits on a line of its own: the
+ * owner writes its sampler state on every allocation, and a line shared
+ * with another thread's slot would bounce between their cores.
  */
-struct agent_thread {
+struct __attribute__((aligned(64))) agent_thread {
 	atomic_int status; /* SLOT_FREE / SLOT_LIVE / SLOT_EXITED */
 	pid_t tid;
 	uintptr_t stack_lo, stack_hi; /* the thread's stack, for the unwinder */
@@ -149,9 +152,7 @@ struct agent_thread {
 	   not move, the sampler adds to wall_repeat_ns instead of signalling */
 	uint64_t wall_cputime;
 	bool wall_seen;
-	_Atomic uint64_t wall_repeat_ns;
 	volatile sig_atomic_t eintr_ours; /* our handler ran: an EINTR may be ours */
-	_Atomic unsigned wall_sent;	  /* wall signals sent to this thread (the sampler) */
 	unsigned eintr_snap;		  /* wall_sent when the current blocking call began */
 	/* labels.c: the thread's current label ids, innermost last; nlabels written last */
 	uint32_t labels[AGENT_MAX_LABELS];
@@ -167,6 +168,9 @@ struct agent_thread {
 	uint32_t request_seq;
 	uint64_t request_start;
 	char name[16]; /* the thread's name, read by the collector */
+	/* written by the wall sampler (and the collector) */
+	_Alignas(64) _Atomic uint64_t wall_repeat_ns;
+	_Atomic unsigned wall_sent; /* wall signals sent to this thread */
 };
 
 /* The calling thread's slot, NULL when it has none (hot: a TLS read). */

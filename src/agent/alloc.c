@@ -41,6 +41,7 @@
  * its shadow memory: instrumented hook code would fault there. */
 #define NOASAN	    __attribute__((no_sanitize_address))
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define LIKELY(x)   __builtin_expect(!!(x), 1)
 
 /* The C++ operators (Itanium ABI, LP64: size_t is 'm'). */
 AGENT_API void *_Znwm(size_t size);
@@ -283,6 +284,13 @@ static NOASAN bool sampling_on(void)
 	       (agent_state.cfg.modes & AGENT_MODE_ALLOC);
 }
 
+static inline NOASAN uint64_t sample_mean(void)
+{
+	uint64_t mean = agent_state.cfg.alloc_rate;
+
+	return mean > ALLOC_SAMPLE_MEAN_MAX ? ALLOC_SAMPLE_MEAN_MAX : mean;
+}
+
 /* The calling thread's slot when this call is to be accounted, else NULL. */
 static inline NOASAN struct agent_thread *hook_thread(void)
 {
@@ -295,6 +303,27 @@ static inline NOASAN struct agent_thread *hook_thread(void)
 		return NULL;
 	}
 	return t->in_hook || t->internal ? NULL : t;
+}
+
+/*
+ * The fast path of every C allocation: true when an allocation of SIZE
+ * bytes is accounted already and certainly not sampled, so that the hook
+ * can jump to the real function (a tail call, no frame of ours on the way
+ * back); false leaves everything to the slow path.  An allocation that
+ * then fails has still moved the sampler on: no bias, the sample points
+ * only shift.
+ */
+static inline NOASAN bool alloc_fast(size_t size)
+{
+	struct agent_thread *t = agent_thread_self();
+
+	if (UNLIKELY(!t || t->in_hook || t->internal || agent_restart_pending))
+		return false;
+	if (sampling_on() &&
+	    (t->alloc.mean != sample_mean() || !alloc_sampler_skip(&t->alloc, size)))
+		return false;
+	t->alloc_bytes += size;
+	return true;
 }
 
 static NOASAN int64_t round_i64(double x)
@@ -349,10 +378,8 @@ static NOINLINE NOASAN void record(struct agent_thread *t, void *p, size_t size,
 
 static NOASAN void sampler_sync(struct agent_thread *t)
 {
-	uint64_t mean = agent_state.cfg.alloc_rate, seed;
+	uint64_t mean = sample_mean(), seed;
 
-	if (mean > ALLOC_SAMPLE_MEAN_MAX)
-		mean = ALLOC_SAMPLE_MEAN_MAX;
 	if (t->alloc.mean == mean)
 		return;
 	/* A slot nobody set up for this rate yet (thread.c seeds slots it claims). */
@@ -361,7 +388,7 @@ static NOASAN void sampler_sync(struct agent_thread *t)
 }
 
 /* Account a successful allocation of SIZE bytes at P made for the caller at RA. */
-static inline NOASAN void note_alloc(struct agent_thread *t, void *p, size_t size, uintptr_t ra)
+static NOINLINE NOASAN void note_alloc(struct agent_thread *t, void *p, size_t size, uintptr_t ra)
 {
 	double w;
 
@@ -376,7 +403,8 @@ static inline NOASAN void note_alloc(struct agent_thread *t, void *p, size_t siz
 
 /* ---- the C allocation functions ---- */
 
-static inline NOASAN void *malloc_hook(size_t size, uintptr_t ra)
+/* Everything but the fast path: the bootstrap arena, samples, threads without a slot. */
+static NOINLINE NOASAN void *malloc_slow(size_t size, uintptr_t ra)
 {
 	struct agent_thread *t;
 	void *p;
@@ -390,14 +418,20 @@ static inline NOASAN void *malloc_hook(size_t size, uintptr_t ra)
 	return p;
 }
 
-AGENT_API NOASAN void *malloc(size_t size)
+static inline NOASAN bool ready(void)
 {
-	return malloc_hook(size, RA());
+	return atomic_load_explicit(&boot_state, memory_order_acquire) == BOOT_READY;
 }
 
-AGENT_API NOASAN void *calloc(size_t n, size_t size)
+AGENT_API NOASAN void *malloc(size_t size)
 {
-	uintptr_t ra = RA();
+	if (LIKELY(ready() && alloc_fast(size)))
+		return REAL(R_MALLOC, malloc_fn)(size);
+	return malloc_slow(size, RA());
+}
+
+static NOINLINE NOASAN void *calloc_slow(size_t n, size_t size, uintptr_t ra)
+{
 	struct agent_thread *t;
 	size_t bytes;
 	void *p;
@@ -416,13 +450,31 @@ AGENT_API NOASAN void *calloc(size_t n, size_t size)
 	return p;
 }
 
-AGENT_API NOASAN void free(void *p)
+AGENT_API NOASAN void *calloc(size_t n, size_t size)
 {
-	if (!p || boot_owns(p))
+	size_t bytes;
+
+	if (LIKELY(ready() && !__builtin_mul_overflow(n, size, &bytes) && alloc_fast(bytes)))
+		return REAL(R_CALLOC, calloc_fn)(n, size);
+	return calloc_slow(n, size, RA());
+}
+
+static NOINLINE NOASAN void free_slow(void *p)
+{
+	if (boot_owns(p))
 		return;
 	agent_live_remove((uintptr_t)p);
 	if (real_ready())
 		REAL(R_FREE, free_fn)(p);
+}
+
+AGENT_API NOASAN void free(void *p)
+{
+	if (!p)
+		return;
+	if (LIKELY(ready() && !boot_owns(p) && !agent_live_maybe((uintptr_t)p)))
+		return REAL(R_FREE, free_fn)(p);
+	free_slow(p);
 }
 
 /* realloc of a pointer that may be sampled: its entry leaves the table, and
@@ -453,13 +505,13 @@ static NOINLINE NOASAN void *realloc_tracked(void *old, size_t size)
 	return p;
 }
 
-static inline NOASAN void *realloc_hook(void *old, size_t size, uintptr_t ra)
+static NOINLINE NOASAN void *realloc_slow(void *old, size_t size, uintptr_t ra)
 {
 	struct agent_thread *t;
 	void *p;
 
 	if (!old)
-		return malloc_hook(size, ra);
+		return malloc_slow(size, ra);
 	if (boot_owns(old))
 		return boot_realloc(old, size);
 	if (UNLIKELY(!real_ready())) {
@@ -476,9 +528,18 @@ static inline NOASAN void *realloc_hook(void *old, size_t size, uintptr_t ra)
 	return p;
 }
 
+/* realloc(p, 0) frees p and allocates nothing: glibc returns NULL. */
+static inline NOASAN bool realloc_fast(void *old, size_t size)
+{
+	return ready() && old && !boot_owns(old) && !agent_live_maybe((uintptr_t)old) &&
+	       alloc_fast(size);
+}
+
 AGENT_API NOASAN void *realloc(void *old, size_t size)
 {
-	return realloc_hook(old, size, RA());
+	if (LIKELY(realloc_fast(old, size)))
+		return REAL(R_REALLOC, realloc_fn)(old, size);
+	return realloc_slow(old, size, RA());
 }
 
 AGENT_API NOASAN void *reallocarray(void *old, size_t n, size_t size)
@@ -489,7 +550,9 @@ AGENT_API NOASAN void *reallocarray(void *old, size_t n, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	return realloc_hook(old, bytes, RA());
+	if (LIKELY(realloc_fast(old, bytes)))
+		return REAL(R_REALLOC, realloc_fn)(old, bytes);
+	return realloc_slow(old, bytes, RA());
 }
 
 /* posix_memalign through the real one, for a missing aligned_alloc and friends. */

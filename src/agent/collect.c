@@ -330,7 +330,11 @@ static void drain_all(void)
 		if (atomic_load_explicit(&t->ring->head, memory_order_acquire) !=
 		    atomic_load_explicit(&t->ring->tail, memory_order_relaxed)) {
 			thread_name(ss, t);
-			agent_ring_drain(t->ring, on_record, ss);
+			/* Counted here, not by the writers: one shared counter would
+			 * bounce between their cores on every sample. */
+			atomic_fetch_add_explicit(&agent_state.counters.samples,
+						  agent_ring_drain(t->ring, on_record, ss),
+						  memory_order_relaxed);
 		}
 		rep = atomic_exchange(&t->wall_repeat_ns, 0);
 		if (rep)

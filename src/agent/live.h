@@ -12,12 +12,16 @@
  * One process-wide table of fixed capacity in one anonymous MAP_PRIVATE
  * mapping (a forked child inherits a copy, see agent_live_fork_child).
  * Each pointer hashes to a home bucket of AGENT_LIVE_BUCKET slots and lives
- * in that bucket or the next one.  Insert, remove and lookup are lock-free
- * and never allocate; when both buckets are full the sample is dropped and
- * counted in agent_state.counters.live_full.  Slots are freed in place (no
- * tombstones), so the table never degrades.
+ * in that bucket or the next one; its payload (stack, labels, size, weight)
+ * comes from a pool that reuses the payload freed last, so the pages the
+ * table touches follow the number of sampled blocks live, not the number of
+ * samples.  Insert, remove and lookup are lock-free and never allocate; when
+ * both buckets are full the sample is dropped and counted in
+ * agent_state.counters.live_full.  Slots are freed in place (no tombstones),
+ * so the table never degrades.
  */
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -73,10 +77,34 @@ void agent_live_fini(void);
 bool agent_live_insert(const struct agent_live_sample *s);
 
 /*
- * Whether PTR may be in the table (HOT): false is certain, and answered
- * from the live count and one bucket counter without touching the slots.
+ * What free() reads for every pointer: per home bucket, the number of keys
+ * whose home it is (at most 2 * AGENT_LIVE_BUCKET), and the hash's shift.
+ * Read-mostly, its own cache line; HOMES is NULL without a table.
  */
-bool agent_live_maybe(uintptr_t ptr);
+struct agent_live_filter {
+	atomic_uint_least8_t *_Atomic homes;
+	unsigned shift; /* 64 - log2(buckets) */
+};
+extern struct agent_live_filter agent_live_filter;
+
+static inline __attribute__((no_sanitize_address)) size_t agent_live_home(uintptr_t ptr,
+									    unsigned shift)
+{
+	return (size_t)((((uint64_t)ptr >> 4) * UINT64_C(0x9e3779b97f4a7c15)) >> shift);
+}
+
+/*
+ * Whether PTR may be in the table (HOT, inline in every free): false is
+ * certain, and answered from one bucket counter without touching the keys.
+ */
+static inline __attribute__((no_sanitize_address)) bool agent_live_maybe(uintptr_t ptr)
+{
+	atomic_uint_least8_t *homes =
+		atomic_load_explicit(&agent_live_filter.homes, memory_order_acquire);
+
+	return homes && atomic_load_explicit(&homes[agent_live_home(ptr, agent_live_filter.shift)],
+					     memory_order_relaxed) != 0;
+}
 
 /* Forget PTR (HOT, any thread).  Returns whether it was there. */
 bool agent_live_remove(uintptr_t ptr);
@@ -90,6 +118,9 @@ size_t agent_live_count(void);
 /* Entries the table can hold (0 without a table) and bytes of address space it maps. */
 size_t agent_live_capacity(void);
 size_t agent_live_mapped_bytes(void);
+
+/* Payloads ever handed out: the high-water mark of entries live at once. */
+size_t agent_live_payloads_used(void);
 
 /*
  * Call FN(entry, ARG) on a consistent copy of every entry (COLD, the

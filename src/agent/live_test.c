@@ -258,6 +258,8 @@ static void test_churn(void **state)
 	}
 	/* 600 of 4096 slots: a pair of buckets (16 slots) almost never fills. */
 	assert_true(dropped < 100);
+	/* Payloads are reused: ~500k inserts touched no more than were live at once. */
+	assert_true(agent_live_payloads_used() <= 600);
 	for (i = 0; i < 600; i++)
 		if (held[i])
 			assert_true(agent_live_remove(held[i]));
@@ -384,18 +386,27 @@ static void test_fork(void **state)
 	uintptr_t i;
 
 	(void)state;
-	for (i = 1; i <= 50; i++)
+	for (i = 1; i <= 80; i++)
 		assert_true(insert_ptr(i << 8));
+	for (i = 51; i <= 80; i++) /* freed payloads: the child rebuilds the free list */
+		assert_true(agent_live_remove(i << 8));
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		struct walk w = {0};
+		static struct walk w, w2;
+		size_t added = 0;
 
 		agent_live_fork_child();
 		agent_live_foreach(collect, &w);
 		if (w.n != 50 || w.bad || agent_live_count() != 50 || !agent_live_remove(1 << 8) ||
 		    !insert_ptr(0x999990) || agent_live_count() != 50)
 			_exit(1);
+		/* New entries never share a payload with the inherited ones. */
+		for (i = 1; i <= 2000; i++)
+			added += insert_ptr(0x1000000 + (i << 4));
+		agent_live_foreach(collect, &w2);
+		if (w2.bad || w2.n != 50 + added || added < 1900)
+			_exit(2);
 		_exit(0);
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);

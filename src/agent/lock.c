@@ -221,18 +221,67 @@ static NOINLINE int lock_contended(struct agent_thread *t, struct lock_call c, u
 	return rc;
 }
 
-/* The whole hook: inlined into each interposer so that its op folds to constants. */
-static ALWAYS_INLINE int lock_hook(struct lock_call c, uintptr_t ra)
+/*
+ * glibc's own fast path for a default mutex (kind 0: not recursive,
+ * error-checking, robust, priority-inheriting, process-shared or elided),
+ * inline: the lock word from 0 to 1, then the owner's tid and the user
+ * count, as its pthread_mutex_lock and _trylock write them, so that its
+ * unlock, condition variables and pthread_mutex_destroy find the same
+ * state.  The layout is glibc's ABI (the static initialisers depend on it);
+ * lock_test checks the interplay.  Saves the call into glibc's trylock on
+ * every uncontended lock.  EBUSY: taken by someone else; -1: not a default
+ * mutex (or not glibc), ask glibc.
+ */
+static ALWAYS_INLINE int mutex_try_default(pthread_mutex_t *m, const struct agent_thread *t)
 {
+#if defined(__GLIBC__) && defined(__x86_64__)
+	int unlocked = 0;
+
+	if (__atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) != 0)
+		return -1;
+	if (!__atomic_compare_exchange_n(&m->__data.__lock, &unlocked, 1, false, __ATOMIC_ACQUIRE,
+					 __ATOMIC_RELAXED))
+		return EBUSY;
+	m->__data.__owner = t->tid;
+	++m->__data.__nusers;
+	return 0;
+#else
+	(void)m;
+	(void)t;
+	return -1;
+#endif
+}
+
+/* Everything but an uncontended default mutex: one function for all the ops
+ * (the call's fields one by one: passed in registers, not copied). */
+static NOINLINE int lock_slow(enum lock_op op, void *lock, clockid_t clock,
+			      const struct timespec *abstime, uintptr_t ra)
+{
+	struct lock_call c = {op, lock, clock, abstime};
 	struct agent_thread *t = hook_thread();
-	int rc;
+	int rc = -1;
 
 	if (!t || !try_first_ok(c))
 		return call_real(c);
-	rc = call_try(c);
+	if (c.op == OP_MUTEX_LOCK || c.op == OP_MUTEX_TIMEDLOCK)
+		rc = mutex_try_default(c.lock, t);
+	if (rc < 0)
+		rc = call_try(c);
 	if (rc != EBUSY)
 		return rc; /* taken, or the same error the real function would give */
 	return lock_contended(t, c, ra);
+}
+
+/* The whole hook, inlined into each interposer: the common case needs no frame. */
+static ALWAYS_INLINE int lock_hook(struct lock_call c, uintptr_t ra)
+{
+	if (c.op == OP_MUTEX_LOCK || c.op == OP_MUTEX_TIMEDLOCK) {
+		struct agent_thread *t = hook_thread();
+
+		if (t && mutex_try_default(c.lock, t) == 0)
+			return 0;
+	}
+	return lock_slow(c.op, c.lock, c.clock, c.abstime, ra);
 }
 
 #define CALLER ((uintptr_t)__builtin_return_address(0))

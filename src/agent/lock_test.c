@@ -400,6 +400,76 @@ static void test_uncontended(void **state)
 	assert_int_equal(nsamples(), 0);
 }
 
+/* The inline path for default mutexes leaves exactly the state glibc's own lock does. */
+struct cond_waiter {
+	pthread_mutex_t *m;
+	pthread_cond_t *cv;
+	atomic_int phase;
+	int rc;
+};
+
+static void *cond_waiter_main(void *arg)
+{
+	struct cond_waiter *w = arg;
+	struct agent_thread *t = thread_register(7);
+
+	w->rc = pthread_mutex_lock(w->m);
+	atomic_store(&w->phase, 1);
+	while (w->rc == 0 && atomic_load(&w->phase) == 1)
+		w->rc = pthread_cond_wait(w->cv, w->m);
+	if (w->rc == 0)
+		w->rc = pthread_mutex_unlock(w->m);
+	self_slot = NULL;
+	free(t);
+	return NULL;
+}
+
+static void test_default_mutex_state(void **state)
+{
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER, m2;
+	pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+	struct cond_waiter w = {.m = &m, .cv = &cv};
+	pthread_t th;
+
+	(void)state;
+	assert_int_equal(pthread_mutex_lock(&m), 0);
+#ifdef __GLIBC__
+	assert_int_equal(m.__data.__lock, 1);
+	assert_int_equal(m.__data.__owner, gettid());
+	assert_int_equal(m.__data.__nusers, 1);
+#endif
+	assert_int_equal(pthread_mutex_trylock(&m), EBUSY);
+	assert_int_equal(pthread_mutex_destroy(&m), EBUSY);
+	assert_int_equal(pthread_mutex_unlock(&m), 0);
+#ifdef __GLIBC__
+	assert_int_equal(m.__data.__lock, 0);
+	assert_int_equal(m.__data.__owner, 0);
+	assert_int_equal(m.__data.__nusers, 0);
+#endif
+	/* Taken by glibc's trylock, then by the hook after glibc's unlock. */
+	assert_int_equal(pthread_mutex_trylock(&m), 0);
+	assert_int_equal(pthread_mutex_unlock(&m), 0);
+	assert_int_equal(pthread_mutex_lock(&m), 0);
+	assert_int_equal(pthread_mutex_unlock(&m), 0);
+	/* A condition variable releases and retakes it inside glibc. */
+	assert_int_equal(pthread_create(&th, NULL, cond_waiter_main, &w), 0);
+	while (atomic_load(&w.phase) != 1)
+		sched_yield();
+	assert_int_equal(pthread_mutex_lock(&m), 0); /* the waiter is in cond_wait: free */
+	atomic_store(&w.phase, 2);
+	assert_int_equal(pthread_cond_signal(&cv), 0);
+	assert_int_equal(pthread_mutex_unlock(&m), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(w.rc, 0);
+	assert_int_equal(pthread_mutex_destroy(&m), 0);
+	/* pthread_mutex_init with default attributes is kind 0 too. */
+	assert_int_equal(pthread_mutex_init(&m2, NULL), 0);
+	assert_int_equal(pthread_mutex_lock(&m2), 0);
+	assert_int_equal(pthread_mutex_destroy(&m2), EBUSY);
+	assert_int_equal(pthread_mutex_unlock(&m2), 0);
+	assert_int_equal(pthread_mutex_destroy(&m2), 0);
+}
+
 static void test_contended_delay(void **state)
 {
 	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
@@ -1136,6 +1206,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_uncontended, setup),
+		cmocka_unit_test_setup(test_default_mutex_state, setup),
 		cmocka_unit_test_setup(test_contended_delay, setup),
 		cmocka_unit_test_setup(test_stack_first_frame, setup),
 		cmocka_unit_test_setup(test_kinds_contended, setup),

@@ -134,7 +134,6 @@ struct agent_sample *agent_sample_begin(struct agent_thread *t, size_t max_frame
 void agent_sample_end(struct agent_thread *t, const struct agent_sample *s)
 {
 	agent_ring_commit(t->ring, s);
-	atomic_fetch_add_explicit(&agent_state.counters.samples, 1, memory_order_relaxed);
 	atomic_signal_fence(memory_order_seq_cst);
 	t->busy = 0;
 }

@@ -52,6 +52,19 @@ void alloc_sampler_init(struct alloc_sampler *s, uint64_t mean, uint64_t seed);
 bool alloc_sampler_take(struct alloc_sampler *s, size_t size, double *weight_out);
 
 /*
+ * The common case of alloc_sampler_take, inline: when an allocation of
+ * `size` bytes is certainly not sampled, account it and return true;
+ * otherwise return false with `s` untouched (call alloc_sampler_take).
+ */
+static inline bool alloc_sampler_skip(struct alloc_sampler *s, size_t size)
+{
+	if (s->mean <= 1 || s->countdown <= 0 || (uint64_t)size >= (uint64_t)s->countdown - 1)
+		return false;
+	s->countdown -= (int64_t)size + 1;
+	return true;
+}
+
+/*
  * Per-sample (tcmalloc-style) unbiasing weight of one sampled allocation:
  * 1 / (1 - exp(-(size + 1) / mean)), computed with expm1 so that it stays
  * precise for tiny and huge ratios; >= 1, about mean / (size + 1) for small
