@@ -259,7 +259,7 @@ static void atfork_child(void)
 	agent_wall_atfork_child();
 	agent_lock_reset(&start_mu);
 	forked_child = true;
-	if (was_running && !under_tsan)
+	if (was_running && !under_tsan && !agent_state.cfg.fork_off)
 		agent_restart_pending = true;
 }
 

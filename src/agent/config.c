@@ -23,6 +23,7 @@ static const char *const var_names[AGENT_VAR_COUNT] = {
 	"PLATEAU_MODES",	   "PLATEAU_HZ",	 "PLATEAU_OUTPUT",
 	"PLATEAU_SERVER",	   "PLATEAU_APP",	 "PLATEAU_TAGS",
 	"PLATEAU_UPLOAD_INTERVAL", "PLATEAU_ALLOC_RATE", "PLATEAU_LOCK_THRESHOLD",
+	"PLATEAU_FORK",
 };
 
 struct unit {
@@ -402,12 +403,25 @@ static int parse_lock_threshold(struct ctx *c, struct agent_config *cfg)
 	return 0;
 }
 
+/* Whether a fork child profiles itself (the default) or runs without the agent. */
+static int parse_fork(struct ctx *c, struct agent_config *cfg)
+{
+	if (!strcmp(c->value, "profile"))
+		cfg->fork_off = false;
+	else if (!strcmp(c->value, "off"))
+		cfg->fork_off = true;
+	else
+		return fail(c, "is not profile or off");
+	return 0;
+}
+
 typedef int (*parse_fn)(struct ctx *c, struct agent_config *cfg);
 
 static const parse_fn parsers[AGENT_VAR_COUNT] = {
 	parse_modes,	       parse_hz,	 parse_output,
 	parse_server,	       parse_app,	 parse_tags,
 	parse_upload_interval, parse_alloc_rate, parse_lock_threshold,
+	parse_fork,
 };
 
 void agent_config_defaults(struct agent_config *cfg, const char *progname)

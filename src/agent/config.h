@@ -43,6 +43,7 @@ enum agent_var {
 	AGENT_VAR_UPLOAD_INTERVAL,
 	AGENT_VAR_ALLOC_RATE,
 	AGENT_VAR_LOCK_THRESHOLD,
+	AGENT_VAR_FORK,
 	AGENT_VAR_COUNT
 };
 
@@ -67,6 +68,7 @@ struct agent_config {
 	uint64_t upload_interval_ms; /* 1000..3600000; default 10000 */
 	uint64_t alloc_rate;	     /* bytes, 1..1 GiB; default 524288 */
 	uint64_t lock_threshold_ns;  /* 0..10 s; default 10000 */
+	bool fork_off;		     /* PLATEAU_FORK=off: a fork child does not profile */
 };
 
 /* Returns the value of variable NAME, or NULL when it is unset. */

@@ -80,6 +80,7 @@ static void test_empty_is_unset(void **state)
 			     "PLATEAU_UPLOAD_INTERVAL=",
 			     "PLATEAU_ALLOC_RATE=",
 			     "PLATEAU_LOCK_THRESHOLD=",
+			     "PLATEAU_FORK=",
 			     NULL};
 
 	(void)state;
@@ -466,6 +467,19 @@ static void test_lock_threshold(void **state)
 	expect_error("PLATEAU_LOCK_THRESHOLD", "-1us", "\"-1us\"", what);
 }
 
+static void test_fork(void **state)
+{
+	(void)state;
+	assert_int_equal(parse1("PLATEAU_FORK", "off"), 0);
+	assert_true(cfg.fork_off);
+	assert_int_equal(parse1("PLATEAU_FORK", "profile"), 0);
+	assert_false(cfg.fork_off);
+	agent_config_defaults(&cfg, "x");
+	assert_false(cfg.fork_off);
+	expect_error("PLATEAU_FORK", "no", "\"no\"", "is not profile or off");
+	expect_error("PLATEAU_FORK", "OFF", "\"OFF\"", "is not profile or off");
+}
+
 /* The first bad variable is reported; the message never overflows ERR. */
 static void test_error_buffer(void **state)
 {
@@ -496,6 +510,7 @@ int main(void)
 		cmocka_unit_test(test_app),	      cmocka_unit_test(test_tags),
 		cmocka_unit_test(test_tag_limits),    cmocka_unit_test(test_upload_interval),
 		cmocka_unit_test(test_alloc_rate),    cmocka_unit_test(test_lock_threshold),
+		cmocka_unit_test(test_fork),
 		cmocka_unit_test(test_error_buffer),
 	};
 

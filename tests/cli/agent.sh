@@ -147,6 +147,9 @@ check "... and keeps sampling CPU" test "$(total "$TMP/sigprof.pb.gz" cpu burn_a
 (cd "$TMP" && LD_PRELOAD=$LIB PLATEAU_OUTPUT=fork.pb.gz "$TMP/plain" fork 3)
 check "fork: the parent writes the name given" test -s "$TMP/fork.pb.gz"
 check "... each child its own name with its pid" test "$(ls "$TMP"/fork.*.pb.gz 2>/dev/null | wc -l)" -eq 3
+(cd "$TMP" && LD_PRELOAD=$LIB PLATEAU_OUTPUT=nofork.pb.gz PLATEAU_FORK=off "$TMP/plain" fork 3)
+check "PLATEAU_FORK=off: the parent profiles" test -s "$TMP/nofork.pb.gz"
+check "... its children do not" test "$(ls "$TMP"/nofork.*.pb.gz 2>/dev/null | wc -l)" -eq 0
 (cd "$TMP" && LD_PRELOAD=$LIB PLATEAU_OUTPUT=exec.pb.gz sh -c "'$TMP/plain' cpu 1 100 >/dev/null")
 check "exec: a child program inherits the agent and writes its own file" test "$(ls "$TMP"/exec.*.pb.gz 2>/dev/null | wc -l)" -ge 1
 
@@ -174,10 +177,14 @@ sans="asan tsan"
 [ -n "$AGENT_ASAN" ] && sans=asan
 # (No fork loop on the ASan build: GCC 12's ASan allocator is not fork-safe
 # with other threads running — a child can inherit one of its size-class
-# locks held; doc/agent.md.)
+# locks held; LLVM fixed it with atfork handlers in 2023 (llvm-project
+# pull request 75290), GCC 12's libasan predates that; doc/agent.md.)
 for san in $sans; do
 	for w in "storm 800" "lock 300" "churn 800" "fork 20" "eintr 400" "dlopen 100 libm.so.6"; do
-		[ "$san" = asan ] && [ "$w" = "fork 20" ] && continue
+		if [ "$san" = asan ] && [ "$w" = "fork 20" ]; then
+			skip "stress under asan: fork 20 (GCC 12's libasan deadlocks a child forked while another thread allocates; no atfork handlers before LLVM's 2023 fix)"
+			continue
+		fi
 		# shellcheck disable=SC2086
 		check_status "stress under $san: $w" 0 env ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0 \
 			TSAN_OPTIONS="suppressions=$TMP/tsan.supp:die_after_fork=0" $ALL "$TMP/$san" $w
