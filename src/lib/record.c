@@ -795,10 +795,11 @@ static void handle_fork(struct recorder *r, const struct perf_record *rec)
 {
 	const struct perf_task *t = &rec->u.task;
 	struct rec_proc *parent, *child;
-	struct rec_thread *pt;
+	uint32_t comm;
 
-	pt = thread_get(r, t->ptid, t->ppid);
-	thread_get(r, t->tid, t->pid)->comm = pt->comm;
+	/* Read before the next thread_get: adding the child may move the table. */
+	comm = thread_get(r, t->ptid, t->ppid)->comm;
+	thread_get(r, t->tid, t->pid)->comm = comm;
 	if (t->pid == t->ppid)
 		return; /* a new thread */
 	child = proc_get(r, t->pid);

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Which stored rows make up a series over a time range (plan.h).
+ *
+ * Coarsest first: the whole windows of the top level inside the range are
+ * taken from their rollups when those exist and are not stale; every other
+ * part — the ragged edges, windows without a rollup, stale windows — is
+ * planned again one level down, and level 0 is read as pushed.  A day of
+ * one series is then 24 hourly rollups plus the edges, not 8,640 pushes.
+ * Runs of consecutive windows that need the level below are planned as
+ * one range, so a series with a gap costs one scan per run, not one per
+ * empty window.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/plan.h"
+#include "util/alloc.h"
+
+/* The rollups of one level in one range, and its stale windows. */
+struct level_rows {
+	struct store_row *rows;
+	void **blobs; /* copies: a scan's blobs live only during the call */
+	size_t n, alloc;
+	int64_t *stale;
+	size_t nstale, alloc_stale;
+};
+
+static int keep_row(const struct store_row *r, void *arg)
+{
+	struct level_rows *lr = arg;
+
+	if (lr->n == lr->alloc) {
+		lr->alloc = lr->alloc ? 2 * lr->alloc : 16;
+		lr->rows = xrealloc(lr->rows, lr->alloc * sizeof(*lr->rows));
+		lr->blobs = xrealloc(lr->blobs, lr->alloc * sizeof(*lr->blobs));
+	}
+	lr->blobs[lr->n] = xmemdup(r->blob, r->len);
+	lr->rows[lr->n] = *r;
+	lr->rows[lr->n].blob = lr->blobs[lr->n];
+	lr->n++;
+	return 0;
+}
+
+static int keep_stale(int64_t t0, void *arg)
+{
+	struct level_rows *lr = arg;
+
+	if (lr->nstale == lr->alloc_stale) {
+		lr->alloc_stale = lr->alloc_stale ? 2 * lr->alloc_stale : 16;
+		lr->stale = xrealloc(lr->stale, lr->alloc_stale * sizeof(*lr->stale));
+	}
+	lr->stale[lr->nstale++] = t0;
+	return 0;
+}
+
+static void level_rows_free(struct level_rows *lr)
+{
+	for (size_t i = 0; i < lr->n; i++)
+		free(lr->blobs[i]);
+	free(lr->blobs);
+	free(lr->rows);
+	free(lr->stale);
+}
+
+static int64_t ceil_to(int64_t t, int64_t w)
+{
+	int64_t s = store_window_of(w, t);
+
+	return s == t ? t : s + w;
+}
+
+static int plan_level(struct store *s, const struct plan_series *ps, int level, int64_t from,
+		      int64_t until, int (*fn)(const struct store_row *, void *), void *arg,
+		      struct error *err);
+
+/* Windows [a, b) of LEVEL: rollups where usable, the level below for the runs between. */
+static int plan_windows(struct store *s, const struct plan_series *ps, int level, int64_t a,
+			int64_t b, int (*fn)(const struct store_row *, void *), void *arg,
+			struct error *err)
+{
+	struct level_rows lr = {0};
+	int64_t w = store_level_ns[level], gap = a; /* start of the run still to plan below */
+	size_t si = 0;
+	int rc;
+
+	rc = s->be->scan(s, ps->id, level, a, b, keep_row, &lr, err);
+	if (rc == 0)
+		rc = s->be->stale_range(s, ps->id, level, a, b, keep_stale, &lr, err);
+	for (size_t i = 0; rc == 0 && i < lr.n; i++) {
+		const struct store_row *r = &lr.rows[i];
+
+		while (si < lr.nstale && lr.stale[si] < r->t0)
+			si++;
+		if (si < lr.nstale && lr.stale[si] == r->t0)
+			continue; /* stale: planned below with its neighbours */
+		if (gap < r->t0)
+			rc = plan_level(s, ps, level - 1, gap, r->t0, fn, arg, err);
+		if (rc == 0)
+			rc = fn(r, arg);
+		gap = r->t0 + w;
+	}
+	if (rc == 0 && gap < b)
+		rc = plan_level(s, ps, level - 1, gap, b, fn, arg, err);
+	level_rows_free(&lr);
+	return rc;
+}
+
+static int plan_level(struct store *s, const struct plan_series *ps, int level, int64_t from,
+		      int64_t until, int (*fn)(const struct store_row *, void *), void *arg,
+		      struct error *err)
+{
+	int64_t a, b, w;
+	int rc = 0;
+
+	/* Nothing of this series here: no scan at all. */
+	if (from >= until || (ps->last_ns && (until <= ps->first_ns || from > ps->last_ns)))
+		return 0;
+	if (level == 0)
+		return s->be->scan(s, ps->id, 0, from, until, fn, arg, err);
+	w = store_level_ns[level];
+	a = ceil_to(from, w);
+	b = store_window_of(w, until);
+	if (a >= b)
+		return plan_level(s, ps, level - 1, from, until, fn, arg, err);
+	rc = plan_level(s, ps, level - 1, from, a, fn, arg, err);
+	if (rc == 0)
+		rc = plan_windows(s, ps, level, a, b, fn, arg, err);
+	if (rc == 0)
+		rc = plan_level(s, ps, level - 1, b, until, fn, arg, err);
+	return rc;
+}
+
+int store_plan(struct store *s, const struct plan_series *ps, int max_level, int64_t from,
+	       int64_t until, int (*fn)(const struct store_row *, void *), void *arg,
+	       struct error *err)
+{
+	if (max_level < 0 || max_level >= STORE_LEVELS)
+		return error_set(err, ERR_USAGE, "store: plan level %d out of range", max_level);
+	return plan_level(s, ps, max_level, from, until, fn, arg, err);
+}

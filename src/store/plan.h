@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef PLATEAU_STORE_PLAN_H
+#define PLATEAU_STORE_PLAN_H
+
+#include "store/store.h"
+
+/* What the planner needs of a series: its id and the span of its pushes. */
+struct plan_series {
+	int64_t id;
+	int64_t first_ns, last_ns; /* last_ns 0: unknown, scan everything */
+};
+
+/*
+ * Call FN on the rows that together hold every level-0 profile of series
+ * PS whose t0 lies in [from, until) exactly once: rollups of levels
+ * 1..MAX_LEVEL for the whole windows inside the range that have a fresh
+ * one, level-0 rows for the rest.  MAX_LEVEL 0 reads the pushes only (the
+ * rollup of a window of level L plans with MAX_LEVEL L - 1).  FN returns
+ * non-zero to stop; that value is returned.
+ */
+int store_plan(struct store *s, const struct plan_series *ps, int max_level, int64_t from,
+	       int64_t until, int (*fn)(const struct store_row *, void *), void *arg,
+	       struct error *err);
+
+#endif

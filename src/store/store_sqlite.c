@@ -1,0 +1,627 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The embedded SQLite backend of the profile store (store.h, doc/store.md).
+ *
+ * One file, DIR/plateau.db, in WAL mode: one writer connection behind a
+ * mutex (SQLite has one writer anyway) and a small pool of reader
+ * connections, so that queries read a consistent snapshot while pushes
+ * commit.  Statements are prepared once per connection.
+ *
+ * Schema (version 1):
+ *   series(id, key UNIQUE, app, type, first_ns, last_ns)
+ *   profiles(id, series, level, t0, t1, n, blob)   index (series, level, t0)
+ *   stale(series, level, t0, gen)                  rollup windows to redo
+ *   meta(k, v)                                     schema version
+ * Level-0 rows of one series may share a t0 (two pushes of one window);
+ * a rollup row is unique per (series, level, t0), which put_rollup keeps.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "store/store.h"
+#include "util/alloc.h"
+
+#define SCHEMA_VERSION "1"
+#define READERS_MAX    8
+#define BUSY_MS	       10000
+
+const int64_t store_level_ns[STORE_LEVELS] = {0, 60000000000LL, 600000000000LL,
+					      3600000000000LL};
+
+enum stmt_id {
+	ST_SERIES_FIND,
+	ST_SERIES_ADD,
+	ST_SERIES_SPAN,
+	ST_SERIES_ALL,
+	ST_PUT,
+	ST_STALE_MARK,
+	ST_ROLLUP_DEL,
+	ST_STALE_CLEAR,
+	ST_SCAN,
+	ST_STALE_EACH,
+	ST_STALE_RANGE,
+	ST_DELETE_BEFORE,
+	ST_DELETE_STALE_BEFORE,
+	ST_OLDEST,
+	ST_STATS,
+	ST_COUNT
+};
+
+static const char *const stmt_sql[ST_COUNT] = {
+	[ST_SERIES_FIND] = "SELECT id FROM series WHERE key = ?1",
+	[ST_SERIES_ADD] = "INSERT INTO series(key, app, type, first_ns, last_ns) "
+			  "VALUES (?1, ?2, ?3, 0, 0)",
+	[ST_SERIES_SPAN] = "UPDATE series SET "
+			   "first_ns = CASE WHEN first_ns = 0 OR ?2 < first_ns THEN ?2 "
+			   "ELSE first_ns END, "
+			   "last_ns = CASE WHEN ?3 > last_ns THEN ?3 ELSE last_ns END "
+			   "WHERE id = ?1",
+	[ST_SERIES_ALL] = "SELECT id, key, app, type, first_ns, last_ns FROM series ORDER BY id",
+	[ST_PUT] = "INSERT INTO profiles(series, level, t0, t1, n, blob) "
+		   "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+	[ST_STALE_MARK] = "INSERT INTO stale(series, level, t0, gen) VALUES (?1, ?2, ?3, 1) "
+			  "ON CONFLICT(series, level, t0) DO UPDATE SET gen = gen + 1",
+	[ST_ROLLUP_DEL] = "DELETE FROM profiles WHERE series = ?1 AND level = ?2 AND t0 = ?3",
+	[ST_STALE_CLEAR] = "DELETE FROM stale WHERE series = ?1 AND level = ?2 AND t0 = ?3 "
+			   "AND gen = ?4",
+	[ST_SCAN] = "SELECT t0, t1, n, blob FROM profiles "
+		    "WHERE series = ?1 AND level = ?2 AND t0 >= ?3 AND t0 < ?4 ORDER BY t0",
+	[ST_STALE_EACH] = "SELECT series, level, t0, gen FROM stale ORDER BY t0, level LIMIT ?1",
+	[ST_STALE_RANGE] = "SELECT t0 FROM stale WHERE series = ?1 AND level = ?2 "
+			   "AND t0 >= ?3 AND t0 < ?4 ORDER BY t0",
+	[ST_DELETE_BEFORE] = "DELETE FROM profiles WHERE t1 <= ?1",
+	[ST_DELETE_STALE_BEFORE] = "DELETE FROM stale WHERE t0 < ?1",
+	[ST_OLDEST] = "SELECT MIN(t1) FROM profiles WHERE level = 0",
+	[ST_STATS] = "SELECT (SELECT COUNT(*) FROM series), COUNT(*), "
+		     "COALESCE(SUM(LENGTH(blob)), 0), COALESCE(MIN(t0), 0), "
+		     "COALESCE(MAX(t1), 0) FROM profiles",
+};
+
+static const char schema_sql[] =
+	"CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT NOT NULL);"
+	"CREATE TABLE IF NOT EXISTS series(id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE,"
+	" app TEXT NOT NULL, type TEXT NOT NULL, first_ns INTEGER NOT NULL,"
+	" last_ns INTEGER NOT NULL);"
+	"CREATE TABLE IF NOT EXISTS profiles(id INTEGER PRIMARY KEY, series INTEGER NOT NULL,"
+	" level INTEGER NOT NULL, t0 INTEGER NOT NULL, t1 INTEGER NOT NULL, n INTEGER NOT NULL,"
+	" blob BLOB NOT NULL);"
+	"CREATE INDEX IF NOT EXISTS profiles_window ON profiles(series, level, t0);"
+	"CREATE INDEX IF NOT EXISTS profiles_end ON profiles(t1);"
+	"CREATE TABLE IF NOT EXISTS stale(series INTEGER NOT NULL, level INTEGER NOT NULL,"
+	" t0 INTEGER NOT NULL, gen INTEGER NOT NULL, PRIMARY KEY(series, level, t0))"
+	" WITHOUT ROWID;"
+	"CREATE INDEX IF NOT EXISTS stale_age ON stale(t0);"
+	"INSERT OR IGNORE INTO meta(k, v) VALUES ('schema', '" SCHEMA_VERSION "');";
+
+struct conn {
+	sqlite3 *db;
+	sqlite3_stmt *st[ST_COUNT];
+};
+
+struct sqlite_store {
+	struct store base;
+	char *path;
+	bool fsync;
+	pthread_mutex_t wmu; /* the writer connection */
+	struct conn writer;
+	pthread_mutex_t rmu; /* the reader pool */
+	struct conn *idle[READERS_MAX];
+	size_t nidle;
+};
+
+static int db_error(struct error *err, sqlite3 *db, const char *what)
+{
+	return error_set(err, ERR_IO, "store: %s: %s", what, db ? sqlite3_errmsg(db) : "no database");
+}
+
+static void conn_close(struct conn *c)
+{
+	for (size_t i = 0; i < ST_COUNT; i++)
+		sqlite3_finalize(c->st[i]);
+	sqlite3_close(c->db);
+	memset(c, 0, sizeof(*c));
+}
+
+static int conn_open(struct conn *c, const char *path, bool fsync, bool writer,
+		     struct error *err)
+{
+	int flags = writer ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
+	char *msg = NULL;
+	char pragmas[256];
+
+	memset(c, 0, sizeof(*c));
+	if (sqlite3_open_v2(path, &c->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		db_error(err, c->db, path);
+		conn_close(c);
+		return ERR_IO;
+	}
+	sqlite3_busy_timeout(c->db, BUSY_MS);
+	snprintf(pragmas, sizeof(pragmas),
+		 "%sPRAGMA journal_mode=WAL; PRAGMA synchronous=%s; PRAGMA foreign_keys=OFF;",
+		 writer ? "PRAGMA auto_vacuum=INCREMENTAL; " : "", fsync ? "FULL" : "NORMAL");
+	if (writer && (sqlite3_exec(c->db, pragmas, NULL, NULL, &msg) != SQLITE_OK ||
+		       sqlite3_exec(c->db, schema_sql, NULL, NULL, &msg) != SQLITE_OK)) {
+		error_set(err, ERR_IO, "store: %s: %s", path, msg ? msg : "cannot set up");
+		sqlite3_free(msg);
+		conn_close(c);
+		return ERR_IO;
+	}
+	for (size_t i = 0; i < ST_COUNT; i++) {
+		if (sqlite3_prepare_v3(c->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &c->st[i],
+				       NULL) != SQLITE_OK) {
+			db_error(err, c->db, "preparing a statement");
+			conn_close(c);
+			return ERR_IO;
+		}
+	}
+	return 0;
+}
+
+static struct sqlite_store *ss(struct store *s)
+{
+	return (struct sqlite_store *)s;
+}
+
+/* A reader connection from the pool, opened on demand; NULL with *err set. */
+static struct conn *reader_get(struct sqlite_store *s, struct error *err)
+{
+	struct conn *c = NULL;
+
+	pthread_mutex_lock(&s->rmu);
+	if (s->nidle)
+		c = s->idle[--s->nidle];
+	pthread_mutex_unlock(&s->rmu);
+	if (c)
+		return c;
+	c = xcalloc(1, sizeof(*c));
+	if (conn_open(c, s->path, s->fsync, false, err) < 0) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+static void reader_put(struct sqlite_store *s, struct conn *c)
+{
+	pthread_mutex_lock(&s->rmu);
+	if (s->nidle < READERS_MAX) {
+		s->idle[s->nidle++] = c;
+		c = NULL;
+	}
+	pthread_mutex_unlock(&s->rmu);
+	if (c) {
+		conn_close(c);
+		free(c);
+	}
+}
+
+static sqlite3_stmt *stmt(struct conn *c, enum stmt_id id)
+{
+	sqlite3_reset(c->st[id]);
+	sqlite3_clear_bindings(c->st[id]);
+	return c->st[id];
+}
+
+/* Run a statement that returns no rows (bound already). */
+static int step_done(struct conn *c, sqlite3_stmt *st, const char *what, struct error *err)
+{
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	return rc == SQLITE_DONE ? 0 : db_error(err, c->db, what);
+}
+
+static int exec(struct conn *c, const char *sql, struct error *err)
+{
+	return sqlite3_exec(c->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0
+								  : db_error(err, c->db, sql);
+}
+
+/*
+ * Run read statement ID on a pooled reader with ARGS bound as integers
+ * (?1, ?2, ...), calling ROW on each result row; ROW returns non-zero to
+ * stop (returned as is).
+ */
+static int read_rows(struct sqlite_store *s, enum stmt_id id, const int64_t *args, int nargs,
+		     int (*row)(sqlite3_stmt *q, void *arg), void *arg, const char *what,
+		     struct error *err)
+{
+	struct conn *c = reader_get(s, err);
+	sqlite3_stmt *q;
+	int rc;
+
+	if (!c)
+		return ERR_IO;
+	q = stmt(c, id);
+	for (int i = 0; i < nargs; i++)
+		sqlite3_bind_int64(q, i + 1, args[i]);
+	while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+		int r = row(q, arg);
+
+		if (r) {
+			rc = r;
+			goto out;
+		}
+	}
+	rc = rc == SQLITE_DONE ? 0 : db_error(err, c->db, what);
+out:
+	sqlite3_reset(q);
+	reader_put(s, c);
+	return rc;
+}
+
+/* Run write statement ID with ARGS bound as integers (?1, ?2, ...). */
+static int write_args(struct conn *c, enum stmt_id id, const int64_t *args, int nargs,
+		      const char *what, struct error *err)
+{
+	sqlite3_stmt *q = stmt(c, id);
+
+	for (int i = 0; i < nargs; i++)
+		sqlite3_bind_int64(q, i + 1, args[i]);
+	return step_done(c, q, what, err);
+}
+
+/* End the writer's transaction: COMMIT after success, ROLLBACK after a failure. */
+static int txn_end(struct conn *c, int rc, struct error *err)
+{
+	if (rc == 0)
+		rc = exec(c, "COMMIT", err);
+	if (rc < 0)
+		sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
+	return rc;
+}
+
+/* ---- series ---- */
+
+static int series_get(struct store *st, const char *key, const char *app, const char *type,
+		      int64_t *id, bool *created, struct error *err)
+{
+	struct sqlite_store *s = ss(st);
+	struct conn *c = &s->writer;
+	sqlite3_stmt *q;
+	int rc = 0;
+
+	*created = false;
+	pthread_mutex_lock(&s->wmu);
+	q = stmt(c, ST_SERIES_FIND);
+	sqlite3_bind_text(q, 1, key, -1, SQLITE_STATIC);
+	rc = sqlite3_step(q);
+	if (rc == SQLITE_ROW) {
+		*id = sqlite3_column_int64(q, 0);
+		rc = 0;
+	} else if (rc == SQLITE_DONE) {
+		q = stmt(c, ST_SERIES_ADD);
+		sqlite3_bind_text(q, 1, key, -1, SQLITE_STATIC);
+		sqlite3_bind_text(q, 2, app, -1, SQLITE_STATIC);
+		sqlite3_bind_text(q, 3, type, -1, SQLITE_STATIC);
+		rc = step_done(c, q, "adding a series", err);
+		if (rc == 0) {
+			*id = sqlite3_last_insert_rowid(c->db);
+			*created = true;
+		}
+	} else {
+		rc = db_error(err, c->db, "looking up a series");
+	}
+	sqlite3_reset(q);
+	pthread_mutex_unlock(&s->wmu);
+	return rc;
+}
+
+struct series_cb {
+	int (*fn)(const struct store_series *, void *);
+	void *arg;
+};
+
+static int series_row(sqlite3_stmt *q, void *arg)
+{
+	struct series_cb *cb = arg;
+	struct store_series se = {
+		.id = sqlite3_column_int64(q, 0),
+		.key = (const char *)sqlite3_column_text(q, 1),
+		.app = (const char *)sqlite3_column_text(q, 2),
+		.type = (const char *)sqlite3_column_text(q, 3),
+		.first_ns = sqlite3_column_int64(q, 4),
+		.last_ns = sqlite3_column_int64(q, 5),
+	};
+
+	return cb->fn(&se, cb->arg);
+}
+
+static int series_each(struct store *st, int (*fn)(const struct store_series *, void *),
+		       void *arg, struct error *err)
+{
+	struct series_cb cb = {fn, arg};
+
+	return read_rows(ss(st), ST_SERIES_ALL, NULL, 0, series_row, &cb, "listing series", err);
+}
+
+/* ---- writes ---- */
+
+static int put_one(struct conn *c, const struct store_row *r, struct error *err)
+{
+	sqlite3_stmt *q = stmt(c, ST_PUT);
+	int rc;
+
+	sqlite3_bind_int64(q, 1, r->series);
+	sqlite3_bind_int(q, 2, r->level);
+	sqlite3_bind_int64(q, 3, r->t0);
+	sqlite3_bind_int64(q, 4, r->t1);
+	sqlite3_bind_int64(q, 5, r->samples);
+	sqlite3_bind_blob64(q, 6, r->blob, r->len, SQLITE_STATIC);
+	rc = step_done(c, q, "storing a profile", err);
+	return rc;
+}
+
+static int mark_stale(struct conn *c, const struct store_row *r, struct error *err)
+{
+	for (int level = 1; level < STORE_LEVELS; level++) {
+		int64_t args[] = {r->series, level, store_window(level, r->t0)};
+
+		if (write_args(c, ST_STALE_MARK, args, 3, "marking a rollup stale", err) < 0)
+			return ERR_IO;
+	}
+	return 0;
+}
+
+static int span(struct conn *c, const struct store_row *r, struct error *err)
+{
+	int64_t args[] = {r->series, r->t0, r->t1};
+
+	return write_args(c, ST_SERIES_SPAN, args, 3, "updating a series", err);
+}
+
+static int put(struct store *st, const struct store_row *rows, size_t n, struct error *err)
+{
+	struct sqlite_store *s = ss(st);
+	struct conn *c = &s->writer;
+	int rc;
+
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].level != 0 || rows[i].t1 < rows[i].t0)
+			return error_set(err, ERR_USAGE, "store: put takes level-0 rows with t0 <= t1");
+	pthread_mutex_lock(&s->wmu);
+	rc = exec(c, "BEGIN IMMEDIATE", err);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		rc = put_one(c, &rows[i], err);
+		if (rc == 0)
+			rc = mark_stale(c, &rows[i], err);
+		if (rc == 0)
+			rc = span(c, &rows[i], err);
+	}
+	rc = txn_end(c, rc, err);
+	pthread_mutex_unlock(&s->wmu);
+	return rc;
+}
+
+static int put_rollup(struct store *st, const struct store_row *r, int64_t gen,
+		      struct error *err)
+{
+	struct sqlite_store *s = ss(st);
+	struct conn *c = &s->writer;
+	int64_t args[] = {r->series, r->level, r->t0, gen};
+	int rc;
+
+	if (r->level < 1 || r->level >= STORE_LEVELS)
+		return error_set(err, ERR_USAGE, "store: rollup level %d out of range", r->level);
+	pthread_mutex_lock(&s->wmu);
+	rc = exec(c, "BEGIN IMMEDIATE", err);
+	if (rc == 0)
+		rc = write_args(c, ST_ROLLUP_DEL, args, 3, "replacing a rollup", err);
+	if (rc == 0 && r->len)
+		rc = put_one(c, r, err);
+	if (rc == 0)
+		rc = write_args(c, ST_STALE_CLEAR, args, 4, "clearing a stale rollup", err);
+	rc = txn_end(c, rc, err);
+	pthread_mutex_unlock(&s->wmu);
+	return rc;
+}
+
+/* ---- reads ---- */
+
+struct scan_cb {
+	int64_t series;
+	int level;
+	int (*fn)(const struct store_row *, void *);
+	void *arg;
+};
+
+static int scan_row(sqlite3_stmt *q, void *arg)
+{
+	struct scan_cb *cb = arg;
+	struct store_row r = {
+		.series = cb->series,
+		.level = cb->level,
+		.t0 = sqlite3_column_int64(q, 0),
+		.t1 = sqlite3_column_int64(q, 1),
+		.samples = sqlite3_column_int64(q, 2),
+		.blob = sqlite3_column_blob(q, 3),
+		.len = (size_t)sqlite3_column_bytes(q, 3),
+	};
+
+	return cb->fn(&r, cb->arg);
+}
+
+static int scan(struct store *st, int64_t series, int level, int64_t from, int64_t until,
+		int (*fn)(const struct store_row *, void *), void *arg, struct error *err)
+{
+	struct scan_cb cb = {series, level, fn, arg};
+	int64_t args[] = {series, level, from, until};
+
+	return read_rows(ss(st), ST_SCAN, args, 4, scan_row, &cb, "reading profiles", err);
+}
+
+struct stale_cb {
+	int (*each)(int64_t series, int level, int64_t t0, int64_t gen, void *);
+	int (*range)(int64_t t0, void *);
+	void *arg;
+};
+
+static int stale_row(sqlite3_stmt *q, void *arg)
+{
+	struct stale_cb *cb = arg;
+
+	if (cb->range)
+		return cb->range(sqlite3_column_int64(q, 0), cb->arg);
+	return cb->each(sqlite3_column_int64(q, 0), sqlite3_column_int(q, 1),
+			sqlite3_column_int64(q, 2), sqlite3_column_int64(q, 3), cb->arg);
+}
+
+static int stale_each(struct store *st, size_t max,
+		      int (*fn)(int64_t series, int level, int64_t t0, int64_t gen, void *),
+		      void *arg, struct error *err)
+{
+	struct stale_cb cb = {.each = fn, .arg = arg};
+	int64_t args[] = {max > INT64_MAX ? INT64_MAX : (int64_t)max};
+
+	return read_rows(ss(st), ST_STALE_EACH, args, 1, stale_row, &cb, "listing stale rollups",
+			 err);
+}
+
+static int stale_range(struct store *st, int64_t series, int level, int64_t from, int64_t until,
+		       int (*fn)(int64_t t0, void *), void *arg, struct error *err)
+{
+	struct stale_cb cb = {.range = fn, .arg = arg};
+	int64_t args[] = {series, level, from, until};
+
+	return read_rows(ss(st), ST_STALE_RANGE, args, 4, stale_row, &cb, "reading stale rollups",
+			 err);
+}
+
+/* ---- retention and statistics ---- */
+
+static int delete_before(struct store *st, int64_t cutoff, int64_t *deleted, struct error *err)
+{
+	struct sqlite_store *s = ss(st);
+	struct conn *c = &s->writer;
+	/* Marks of windows that start before the cutoff's hour: nothing to roll up there. */
+	int64_t args[] = {cutoff}, marks[] = {store_window(STORE_LEVELS - 1, cutoff)};
+	int rc;
+
+	*deleted = 0;
+	pthread_mutex_lock(&s->wmu);
+	rc = exec(c, "BEGIN IMMEDIATE", err);
+	if (rc == 0)
+		rc = write_args(c, ST_DELETE_BEFORE, args, 1, "deleting old profiles", err);
+	if (rc == 0) {
+		*deleted = sqlite3_changes64(c->db);
+		rc = write_args(c, ST_DELETE_STALE_BEFORE, marks, 1, "deleting old rollup marks",
+				err);
+	}
+	rc = txn_end(c, rc, err);
+	/* Give the freed pages back to the file system. */
+	if (rc == 0 && *deleted)
+		sqlite3_exec(c->db, "PRAGMA incremental_vacuum; PRAGMA wal_checkpoint(TRUNCATE);",
+			     NULL, NULL, NULL);
+	pthread_mutex_unlock(&s->wmu);
+	return rc;
+}
+
+static int first_int64(sqlite3_stmt *q, void *arg)
+{
+	*(int64_t *)arg = sqlite3_column_int64(q, 0);
+	return 0;
+}
+
+static int oldest(struct store *st, int64_t *t, struct error *err)
+{
+	*t = 0;
+	return read_rows(ss(st), ST_OLDEST, NULL, 0, first_int64, t, "reading", err);
+}
+
+static int64_t file_size(const char *path)
+{
+	struct stat sb;
+
+	return stat(path, &sb) == 0 ? (int64_t)sb.st_size : 0;
+}
+
+static int stats_row(sqlite3_stmt *q, void *arg)
+{
+	struct store_stats *out = arg;
+
+	out->series = sqlite3_column_int64(q, 0);
+	out->rows = sqlite3_column_int64(q, 1);
+	out->bytes_blobs = sqlite3_column_int64(q, 2);
+	out->oldest_ns = sqlite3_column_int64(q, 3);
+	out->newest_ns = sqlite3_column_int64(q, 4);
+	return 0;
+}
+
+static int stats(struct store *st, struct store_stats *out, struct error *err)
+{
+	struct sqlite_store *s = ss(st);
+	char wal[PATH_MAX];
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = read_rows(s, ST_STATS, NULL, 0, stats_row, out, "reading statistics", err);
+	snprintf(wal, sizeof(wal), "%s-wal", s->path);
+	out->bytes_disk = file_size(s->path) + file_size(wal);
+	return rc;
+}
+
+static void sqlite_close(struct store *st)
+{
+	struct sqlite_store *s = ss(st);
+
+	conn_close(&s->writer);
+	for (size_t i = 0; i < s->nidle; i++) {
+		conn_close(s->idle[i]);
+		free(s->idle[i]);
+	}
+	pthread_mutex_destroy(&s->wmu);
+	pthread_mutex_destroy(&s->rmu);
+	free(s->path);
+	free(s);
+}
+
+static const struct store_backend sqlite_backend = {
+	.name = "sqlite",
+	.close = sqlite_close,
+	.series_get = series_get,
+	.series_each = series_each,
+	.put = put,
+	.put_rollup = put_rollup,
+	.scan = scan,
+	.stale_each = stale_each,
+	.stale_range = stale_range,
+	.delete_before = delete_before,
+	.oldest = oldest,
+	.stats = stats,
+};
+
+int store_sqlite_open(const char *dir, bool fsync, struct store **out, struct error *err)
+{
+	struct sqlite_store *s;
+	char path[PATH_MAX];
+	struct stat sb;
+
+	*out = NULL;
+	if (stat(dir, &sb) != 0 && mkdir(dir, 0755) != 0 && errno != EEXIST)
+		return error_set(err, ERR_IO, "store: %s: cannot create: %s", dir, strerror(errno));
+	if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+		return error_set(err, ERR_IO, "store: %s: not a directory", dir);
+	if ((size_t)snprintf(path, sizeof(path), "%s/plateau.db", dir) >= sizeof(path))
+		return error_set(err, ERR_USAGE, "store: %s: path too long", dir);
+	s = xcalloc(1, sizeof(*s));
+	s->base.be = &sqlite_backend;
+	s->path = xstrdup(path);
+	s->fsync = fsync;
+	pthread_mutex_init(&s->wmu, NULL);
+	pthread_mutex_init(&s->rmu, NULL);
+	if (conn_open(&s->writer, path, fsync, true, err) < 0) {
+		pthread_mutex_destroy(&s->wmu);
+		pthread_mutex_destroy(&s->rmu);
+		free(s->path);
+		free(s);
+		return ERR_IO;
+	}
+	*out = &s->base;
+	return 0;
+}

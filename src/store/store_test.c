@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Tests of the SQLite backend (store_sqlite.c) and the planner (plan.c):
+ * series, durable puts across reopening, scans, stale marks and their
+ * generations, rollups replacing pushes in a plan (and pushes taking over
+ * again when a late push makes a rollup stale), retention, statistics.
+ * Blobs here are short strings naming the push, so a plan can be checked
+ * for exactly which rows it chose: every push once, nothing twice.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "store/plan.h"
+#include "store/store.h"
+
+#define SEC  INT64_C(1000000000)
+#define MIN  (60 * SEC)
+#define HOUR (60 * MIN)
+#define T0   (INT64_C(1764590400) * SEC) /* 2025-12-01T12:00:00Z, an hour boundary */
+
+static char dir[64];
+
+static int setup(void **state)
+{
+	struct store *s;
+	struct error err = ERROR_INIT;
+
+	snprintf(dir, sizeof(dir), "/tmp/plateau-store-test-XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(store_sqlite_open(dir, false, &s, &err), 0);
+	*state = s;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	store_close(*state);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd);
+}
+
+static int64_t series(struct store *s, const char *key)
+{
+	struct error err = ERROR_INIT;
+	bool created;
+	int64_t id;
+
+	assert_int_equal(s->be->series_get(s, key, "app", "cpu", &id, &created, &err), 0);
+	return id;
+}
+
+/* Push one level-0 row of series ID at T (10 s long) whose blob is NAME. */
+static void push(struct store *s, int64_t id, int64_t t, const char *name)
+{
+	struct error err = ERROR_INIT;
+	struct store_row r = {.series = id, .t0 = t, .t1 = t + 10 * SEC, .samples = 1,
+			      .blob = name, .len = strlen(name)};
+
+	assert_int_equal(s->be->put(s, &r, 1, &err), 0);
+}
+
+/* What a plan delivered: the blobs, ';'-joined in order, and the levels. */
+struct got {
+	char text[8192];
+	int levels[STORE_LEVELS];
+	int64_t samples;
+};
+
+static int collect(const struct store_row *r, void *arg)
+{
+	struct got *g = arg;
+	size_t n = strlen(g->text);
+
+	snprintf(g->text + n, sizeof(g->text) - n, "%s%.*s", n ? ";" : "", (int)r->len,
+		 (const char *)r->blob);
+	g->levels[r->level]++;
+	g->samples += r->samples;
+	return 0;
+}
+
+static void plan(struct store *s, int64_t id, int max_level, int64_t from, int64_t until,
+		 struct got *g)
+{
+	struct plan_series ps = {.id = id};
+	struct error err = ERROR_INIT;
+
+	memset(g, 0, sizeof(*g));
+	assert_int_equal(store_plan(s, &ps, max_level, from, until, collect, g, &err), 0);
+}
+
+/* Roll up every stale window, level by level, as the server's roller does. */
+struct stale_list {
+	int64_t series[256], t0[256], gen[256];
+	int level[256];
+	size_t n;
+};
+
+static int add_stale(int64_t series, int level, int64_t t0, int64_t gen, void *arg)
+{
+	struct stale_list *l = arg;
+
+	if (l->n < 256) {
+		l->series[l->n] = series;
+		l->level[l->n] = level;
+		l->t0[l->n] = t0;
+		l->gen[l->n] = gen;
+		l->n++;
+	}
+	return 0;
+}
+
+static void roll_level(struct store *s, int level)
+{
+	struct stale_list *l = calloc(1, sizeof(*l));
+	struct error err = ERROR_INIT;
+
+	assert_non_null(l);
+	assert_int_equal(s->be->stale_each(s, 256, add_stale, l, &err), 0);
+	for (size_t i = 0; i < l->n; i++) {
+		struct got g;
+		struct store_row r;
+
+		if (l->level[i] != level)
+			continue;
+		plan(s, l->series[i], level - 1, l->t0[i], l->t0[i] + store_level_ns[level], &g);
+		r = (struct store_row){.series = l->series[i], .level = level, .t0 = l->t0[i],
+				       .t1 = l->t0[i] + store_level_ns[level],
+				       .samples = g.samples, .blob = g.text, .len = strlen(g.text)};
+		assert_int_equal(s->be->put_rollup(s, &r, l->gen[i], &err), 0);
+	}
+	free(l);
+}
+
+static size_t count_stale(struct store *s)
+{
+	struct stale_list *l = calloc(1, sizeof(*l));
+	struct error err = ERROR_INIT;
+	size_t n;
+
+	assert_non_null(l);
+	assert_int_equal(s->be->stale_each(s, 256, add_stale, l, &err), 0);
+	n = l->n;
+	free(l);
+	return n;
+}
+
+static void test_series(void **state)
+{
+	struct store *s = *state;
+	struct error err = ERROR_INIT;
+	bool created;
+	int64_t a, b, again;
+
+	assert_int_equal(s->be->series_get(s, "shop.cpu{}", "shop", "cpu", &a, &created, &err),
+			 0);
+	assert_true(created);
+	assert_int_equal(
+		s->be->series_get(s, "shop.cpu{region=\"eu\"}", "shop", "cpu", &b, &created, &err),
+		0);
+	assert_true(created);
+	assert_int_not_equal(a, b);
+	assert_int_equal(s->be->series_get(s, "shop.cpu{}", "shop", "cpu", &again, &created, &err),
+			 0);
+	assert_false(created);
+	assert_int_equal(again, a);
+}
+
+/* Pushes are durable: closing and reopening the store finds them all. */
+static void test_reopen(void **state)
+{
+	struct store *s = *state;
+	struct error err = ERROR_INIT;
+	int64_t id = series(s, "a.cpu{}");
+	struct got g;
+
+	push(s, id, T0, "p0");
+	push(s, id, T0, "p0b"); /* two pushes of one window are both kept */
+	push(s, id, T0 + 10 * SEC, "p1");
+	store_close(s);
+	assert_int_equal(store_sqlite_open(dir, false, &s, &err), 0);
+	*state = s;
+	plan(s, id, 0, T0, T0 + MIN, &g);
+	assert_string_equal(g.text, "p0;p0b;p1");
+	/* The range is by start time, half open. */
+	plan(s, id, 0, T0 + 10 * SEC, T0 + 20 * SEC, &g);
+	assert_string_equal(g.text, "p1");
+	plan(s, id, 0, T0, T0 + 10 * SEC, &g);
+	assert_string_equal(g.text, "p0;p0b");
+}
+
+/* Rollups stand in for their pushes; a late push makes its windows stale. */
+static void test_rollups(void **state)
+{
+	struct store *s = *state;
+	int64_t id = series(s, "a.cpu{}");
+	char name[32];
+	struct got g;
+
+	/* Two hours and five minutes of pushes every 10 s. */
+	for (int64_t t = T0; t < T0 + 2 * HOUR + 5 * MIN; t += 10 * SEC) {
+		snprintf(name, sizeof(name), "%lld", (long long)((t - T0) / SEC));
+		push(s, id, t, name);
+	}
+	plan(s, id, 3, T0, T0 + 3 * HOUR, &g);
+	assert_int_equal(g.levels[0], 750);
+	assert_int_equal(g.samples, 750);
+	for (int level = 1; level < STORE_LEVELS; level++)
+		roll_level(s, level);
+	assert_int_equal(count_stale(s), 0);
+
+	/* Whole hours from their rollups, the five minutes from minute rollups. */
+	plan(s, id, 3, T0, T0 + 3 * HOUR, &g);
+	assert_int_equal(g.levels[3], 3); /* the third hour holds only 5 minutes, rolled too */
+	assert_int_equal(g.levels[0] + g.levels[1] + g.levels[2], 0);
+	assert_int_equal(g.samples, 750);
+	/* A ragged range: pushes, minutes and ten-minute windows at the edges. */
+	plan(s, id, 3, T0 + 50 * SEC, T0 + HOUR + 11 * MIN + 20 * SEC, &g);
+	assert_int_equal(g.samples, (HOUR + 11 * MIN + 20 * SEC - 50 * SEC) / (10 * SEC));
+	assert_int_equal(g.levels[3], 0);
+	assert_true(g.levels[2] >= 5 && g.levels[1] >= 1 && g.levels[0] >= 1);
+	assert_non_null(strstr(g.text, "50;60;70;80;90;100;110;120")); /* the first minute's end */
+
+	/* A late push into the first minute: every window above it is stale. */
+	push(s, id, T0 + 5 * SEC, "late");
+	assert_int_equal(count_stale(s), 3);
+	plan(s, id, 3, T0, T0 + HOUR, &g);
+	assert_int_equal(g.samples, 361);
+	assert_non_null(strstr(g.text, "late"));
+	for (int level = 1; level < STORE_LEVELS; level++)
+		roll_level(s, level);
+	plan(s, id, 3, T0, T0 + HOUR, &g);
+	assert_int_equal(g.levels[3], 1);
+	assert_int_equal(g.samples, 361);
+	assert_non_null(strstr(g.text, "late"));
+}
+
+/* A rollup built while a push came in does not clear the newer stale mark. */
+static void test_stale_generation(void **state)
+{
+	struct store *s = *state;
+	struct error err = ERROR_INIT;
+	int64_t id = series(s, "a.cpu{}");
+	struct stale_list *l = calloc(1, sizeof(*l));
+	struct store_row r = {.series = id, .level = 1, .t0 = T0, .t1 = T0 + MIN, .samples = 1,
+			      .blob = "old", .len = 3};
+	struct got g;
+
+	assert_non_null(l);
+	push(s, id, T0, "a");
+	assert_int_equal(s->be->stale_each(s, 256, add_stale, l, &err), 0);
+	assert_int_equal(l->n, 3);
+	push(s, id, T0 + 10 * SEC, "b"); /* after the roller read the window */
+	assert_int_equal(s->be->put_rollup(s, &r, l->gen[0], &err), 0);
+	/* Still stale: the plan ignores the outdated rollup and reads both pushes. */
+	plan(s, id, 1, T0, T0 + MIN, &g);
+	assert_string_equal(g.text, "a;b");
+	free(l);
+}
+
+static void test_retention_stats(void **state)
+{
+	struct store *s = *state;
+	struct error err = ERROR_INIT;
+	int64_t id = series(s, "a.cpu{}"), deleted, oldest;
+	struct store_stats st;
+	struct got g;
+
+	for (int i = 0; i < 12; i++)
+		push(s, id, T0 + i * 10 * SEC, "x");
+	roll_level(s, 1);
+	assert_int_equal(s->be->stats(s, &st, &err), 0);
+	assert_int_equal(st.series, 1);
+	assert_int_equal(st.rows, 12 + 2);
+	assert_true(st.bytes_disk > 0);
+	assert_int_equal(st.oldest_ns, T0);
+	assert_int_equal(s->be->oldest(s, &oldest, &err), 0);
+	assert_int_equal(oldest, T0 + 10 * SEC);
+	/* Rows that end at or before the cutoff go, rollups included. */
+	assert_int_equal(s->be->delete_before(s, T0 + 60 * SEC, &deleted, &err), 0);
+	assert_int_equal(deleted, 6 + 1);
+	plan(s, id, 3, T0, T0 + HOUR, &g);
+	assert_int_equal(g.samples, 6);
+	assert_int_equal(s->be->oldest(s, &oldest, &err), 0);
+	assert_int_equal(oldest, T0 + 70 * SEC);
+}
+
+static void test_bad_calls(void **state)
+{
+	struct store *s = *state, *t;
+	struct error err = ERROR_INIT;
+	struct store_row r = {.series = 1, .level = 1, .t0 = 0, .t1 = 1, .blob = "x", .len = 1};
+
+	assert_int_equal(s->be->put(s, &r, 1, &err), ERR_USAGE);
+	r.level = 9;
+	assert_int_equal(s->be->put_rollup(s, &r, 1, &err), ERR_USAGE);
+	err = (struct error)ERROR_INIT;
+	assert_int_equal(store_sqlite_open("/proc/version", false, &t, &err), ERR_IO);
+	assert_non_null(strstr(err.msg, "/proc/version"));
+	assert_null(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_series, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reopen, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_rollups, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stale_generation, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_retention_stats, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_calls, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
