@@ -16,6 +16,7 @@ enum error_code {
 	ERR_LIMIT = -3,	 /* input over a configured bound */
 	ERR_UNSUPPORTED = -4,
 	ERR_USAGE = -5, /* bad argument from the caller */
+	ERR_NOMEM = -6, /* allocation failed (the server reports it, never aborts) */
 };
 
 struct error {
