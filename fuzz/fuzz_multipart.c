@@ -12,6 +12,13 @@
 #include "server/multipart.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+const char *__ubsan_default_options(void);
+
+/* The fuzz build lets UBSan recover; a report must end the run as a crash. */
+const char *__ubsan_default_options(void)
+{
+	return "halt_on_error=1:print_stacktrace=1";
+}
 
 static void check_error(const struct error *err)
 {

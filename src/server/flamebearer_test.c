@@ -7,21 +7,12 @@
 
 #include "util/common.h"
 #include "server/flamebearer.h"
+#include "lib/profile_testutil.h"
 
-/* Add a "a;b;c" stack (frames known by name only) with value v of type 0. */
+/* Add a "a;b;c" stack with value v of its one type. */
 static void add(struct profile *p, const char *stack, int64_t v)
 {
-	uint32_t node = 0;
-	const char *s = stack;
-
-	while (*s) {
-		const char *e = strchr(s, ';');
-		size_t len = e ? (size_t)(e - s) : strlen(s);
-
-		node = profile_child(p, node, profile_frame_named(p, s, len));
-		s += len + (e ? 1 : 0);
-	}
-	assert_int_equal(profile_add_sample(p, node, 0, &v), 0);
+	assert_int_equal(profile_add_sample(p, testutil_stack(p, stack), 0, &v), 0);
 }
 
 static struct profile *new_profile(const char *type, const char *unit)
@@ -402,15 +393,9 @@ static void test_diff(void **state)
 	profile_add_type(r, "cpu", "nanoseconds");
 	add(l, "a;b", 1);
 	add(l, "a;c", 2);
-	for (int i = 0; i < 2; i++) {
-		const char *stack = i ? "a;d" : "a;b";
-		uint32_t node = 0;
-		int64_t v[2] = {1, i ? 1 : 3};
-
-		for (const char *s = stack; *s; s += s[1] ? 2 : 1)
-			node = profile_child(r, node, profile_frame_named(r, s, 1));
-		assert_int_equal(profile_add_sample(r, node, 0, v), 0);
-	}
+	/* Right's type is its second: cpu is matched by name. */
+	assert_int_equal(profile_add_sample(r, testutil_stack(r, "a;b"), 0, (int64_t[]){1, 3}), 0);
+	assert_int_equal(profile_add_sample(r, testutil_stack(r, "a;d"), 0, (int64_t[]){1, 1}), 0);
 	got = render_diff(l, r, &o, &err);
 	assert_non_null(got);
 	assert_string_equal(
@@ -423,6 +408,45 @@ static void test_diff(void **state)
 		"\"heatmap\":null,\"leftTicks\":3,\"rightTicks\":4}\n");
 	free(got);
 	assert_int_equal(check_levels(got = render_diff(l, r, &o, &err), 1, 7, &(size_t){0}), 7);
+	free(got);
+	profile_free(l);
+	profile_free(r);
+}
+
+/* A profile of cpu in nanoseconds: stack st[i] holds v[i]. */
+static struct profile *stacks(const char *const *st, const int64_t *v, size_t n)
+{
+	struct profile *p = new_profile("cpu", "nanoseconds");
+
+	for (size_t i = 0; i < n; i++)
+		add(p, st[i], v[i]);
+	return p;
+}
+
+/* The trees of Pyroscope's diff tests (pkg/model): the same names and levels. */
+static void test_diff_pyroscope_examples(void **state)
+{
+	static const char *const st[] = {"a;b", "a;c", "a;e", "a;d"};
+	static const int64_t lv[] = {1, 2, 3}, rv[] = {4, 0, 12, 8};
+	struct profile *l = stacks(st, lv, 2), *r = stacks(st, (const int64_t[]){4, 8}, 2);
+	struct error err = ERROR_INIT;
+	char *got;
+
+	(void)state;
+	got = render_diff(l, r, &(struct fb_options){0}, &err);
+	assert_non_null(strstr(got, "{\"names\":[\"total\",\"a\",\"c\",\"b\"],\"levels\":[[0,3,0,0,"
+				    "12,0,0],[0,3,0,0,12,0,1],[0,1,1,0,4,4,3,0,2,2,0,8,8,2]],"
+				    "\"numTicks\":15,\"maxSelf\":8}"));
+	free(got);
+	profile_free(l);
+	profile_free(r);
+	l = stacks(st, lv, 3);
+	r = stacks(st, rv, 4);
+	got = render_diff(l, r, &(struct fb_options){0}, &err);
+	assert_non_null(strstr(got, "{\"names\":[\"total\",\"a\",\"e\",\"d\",\"c\",\"b\"],"
+				    "\"levels\":[[0,6,0,0,24,0,0],[0,6,0,0,24,0,1],"
+				    "[0,1,1,0,4,4,5,0,2,2,0,0,0,4,0,0,0,0,8,8,3,0,3,3,0,12,12,2]],"
+				    "\"numTicks\":30,\"maxSelf\":12}"));
 	free(got);
 	profile_free(l);
 	profile_free(r);
@@ -533,6 +557,7 @@ int main(void)
 		cmocka_unit_test(test_max_nodes_real_other),
 		cmocka_unit_test(test_max_nodes_keeps_totals),
 		cmocka_unit_test(test_diff),
+		cmocka_unit_test(test_diff_pyroscope_examples),
 		cmocka_unit_test(test_diff_max_nodes),
 		cmocka_unit_test(test_diff_errors),
 		cmocka_unit_test(test_units),

@@ -5,6 +5,27 @@
 #include "util/common.h"
 #include "server/ingest_form.h"
 
+/* Whether s has a byte no one-line message or label should carry. */
+static bool has_control(const char *s)
+{
+	for (; *s; s++) {
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	}
+	return false;
+}
+
+/* An unchecked key for a message: control bytes as '?', at most 40 bytes. */
+static const char *shown(const char *s, char buf[48])
+{
+	size_t n = 0;
+
+	for (; *s && n < 40; s++)
+		buf[n++] = (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s;
+	memcpy(buf + n, *s ? "..." : "", *s ? 4 : 1);
+	return buf;
+}
+
 /* Copy a JSON string field into out (size bytes with the NUL). */
 static int copy_string(const cJSON *v, char *out, size_t size, const char *type, const char *field,
 		       struct error *err)
@@ -18,6 +39,9 @@ static int copy_string(const cJSON *v, char *out, size_t size, const char *type,
 	if (len >= size)
 		return error_set(err, ERR_LIMIT, "sample_type_config: %s: %s over %zu bytes", type,
 				 field, size - 1);
+	if (has_control(v->valuestring))
+		return error_set(err, ERR_FORMAT,
+				 "sample_type_config: %s: %s has a control character", type, field);
 	memcpy(out, v->valuestring, len + 1);
 	return 0;
 }
@@ -36,6 +60,7 @@ static int copy_bool(const cJSON *v, bool *out, const char *type, const char *fi
 static int parse_field(const cJSON *v, struct stc_entry *e, struct error *err)
 {
 	const char *k = v->string;
+	int ret;
 
 	if (!strcasecmp(k, "units"))
 		return copy_string(v, e->units, sizeof(e->units), e->type, "units", err);
@@ -48,13 +73,13 @@ static int parse_field(const cJSON *v, struct stc_entry *e, struct error *err)
 		return copy_bool(v, &e->cumulative, e->type, "cumulative", err);
 	if (strcasecmp(k, "aggregation"))
 		return 0; /* a field of a newer client */
-	if (copy_string(v, e->aggregation, sizeof(e->aggregation), e->type, "aggregation", err) ||
-	    (e->aggregation[0] && strcmp(e->aggregation, "sum") &&
-	     strcmp(e->aggregation, "average")))
-		return error_set(err, ERR_FORMAT,
-				 "sample_type_config: %s: aggregation is not sum or average",
-				 e->type);
-	return 0;
+	ret = copy_string(v, e->aggregation, sizeof(e->aggregation), e->type, "aggregation", err);
+	if (!ret && e->aggregation[0] && strcmp(e->aggregation, "sum") &&
+	    strcmp(e->aggregation, "average"))
+		ret = error_set(err, ERR_FORMAT,
+				"sample_type_config: %s: aggregation is not sum or average",
+				e->type);
+	return ret;
 }
 
 /* Whether v's key appears in obj before v. */
@@ -78,6 +103,9 @@ static int parse_entry(const cJSON *obj, const cJSON *v, struct stc_entry *e, st
 		return error_set(err, ERR_LIMIT, "sample_type_config: a type name over %zu bytes",
 				 sizeof(e->type) - 1);
 	memcpy(e->type, v->string, len + 1);
+	if (has_control(e->type))
+		return error_set(err, ERR_FORMAT,
+				 "sample_type_config: a type name has a control character");
 	if (!e->type[0])
 		return error_set(err, ERR_FORMAT, "sample_type_config: empty sample type name");
 	if (seen_before(obj, v, false))
@@ -86,9 +114,11 @@ static int parse_entry(const cJSON *obj, const cJSON *v, struct stc_entry *e, st
 		return error_set(err, ERR_FORMAT, "sample_type_config: %s is not an object",
 				 e->type);
 	for (const cJSON *f = v->child; f; f = f->next) {
+		char buf[48];
+
 		if (seen_before(v, f, true))
 			return error_set(err, ERR_FORMAT, "sample_type_config: %s: %s given twice",
-					 e->type, f->string);
+					 e->type, shown(f->string, buf));
 		ret = parse_field(f, e, err);
 		if (ret)
 			return ret;

@@ -109,6 +109,13 @@ static int scan_value(struct cursor *c, char *out, size_t max, const char *what,
 	return 0;
 }
 
+/* A byte for a one-line message: 'c' when printable, else 0xNN. */
+static const char *byte_str(unsigned char c, char buf[8])
+{
+	snprintf(buf, 8, c > 0x20 && c < 0x7f ? "'%c'" : "0x%02x", c);
+	return buf;
+}
+
 /*
  * The next `; name=value` of a header: 1 with *name and *name_len set,
  * the cursor on the value; 0 at the end of the header, or an error.
@@ -116,12 +123,14 @@ static int scan_value(struct cursor *c, char *out, size_t max, const char *what,
 static int next_param(struct cursor *c, const char **name, size_t *name_len, const char *what,
 		      struct error *err)
 {
+	char buf[8];
+
 	skip_ows(c);
 	if (at_end(c))
 		return 0;
 	if (c->s[c->pos] != ';')
-		return error_set(err, ERR_FORMAT, "multipart: %s: '%c' where ';' belongs", what,
-				 c->s[c->pos]);
+		return error_set(err, ERR_FORMAT, "multipart: %s: %s where ';' belongs", what,
+				 byte_str((unsigned char)c->s[c->pos], buf));
 	c->pos++;
 	skip_ows(c);
 	*name_len = scan_token(c, name);

@@ -231,6 +231,8 @@ static void test_boundary_errors(void **state)
 		 "multipart: Content-Type boundary: parameter without a value", ERR_FORMAT},
 		{"multipart/form-data boundary=a", "multipart: Content-Type: 'b' where ';' belongs",
 		 ERR_FORMAT},
+		{"multipart/form-data\x01", "multipart: Content-Type: 0x01 where ';' belongs",
+		 ERR_FORMAT},
 		{"multipart/form-data; =a", "multipart: Content-Type: parameter is not name=value",
 		 ERR_FORMAT},
 		{"multipart/form-data; boundary = a",
@@ -504,6 +506,13 @@ static void test_sample_type_config_errors(void **state)
 		 "sample_type_config: a: units over 31 bytes", ERR_LIMIT},
 		{"{\"a\": {\"display-name\": 5}}",
 		 "sample_type_config: a: display-name is not a string", ERR_FORMAT},
+		/* Found by fuzz_multipart: names were quoted into messages raw. */
+		{"{\"a\\nb\": {}}", "sample_type_config: a type name has a control character",
+		 ERR_FORMAT},
+		{"{\"a\": {\"units\": \"x\\u0001\"}}",
+		 "sample_type_config: a: units has a control character", ERR_FORMAT},
+		{"{\"a\": {\"x\\n\": 1, \"X\\n\": 2}}", "sample_type_config: a: X? given twice",
+		 ERR_FORMAT},
 	};
 	struct sample_type_config c;
 	struct strbuf sb = STRBUF_INIT;
