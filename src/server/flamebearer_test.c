@@ -196,6 +196,11 @@ static void test_timeline(void **state)
 	got = render(p, &o, &err);
 	assert_non_null(strstr(got, "\"samples\":[],"));
 	free(got);
+	tl.values = (const int64_t[]){-1};
+	tl.n = 1;
+	assert_null(render(p, &o, &err));
+	assert_string_equal(err.msg, "flamebearer: negative timeline value");
+	err = (struct error)ERROR_INIT;
 	tl.step_s = 0;
 	assert_null(render(p, &o, &err));
 	assert_int_equal(err.code, ERR_USAGE);
@@ -208,6 +213,8 @@ static void test_errors(void **state)
 	struct profile *p = new_profile("samples", "count");
 	struct error err = ERROR_INIT;
 	struct fb_options o = {.type = 1};
+	struct frame f = {0};
+	uint32_t node;
 
 	(void)state;
 	add(p, "a", 1);
@@ -233,6 +240,18 @@ static void test_errors(void **state)
 	assert_null(render(p, &o, &err));
 	assert_int_equal(err.code, ERR_LIMIT);
 	assert_string_equal(err.msg, "flamebearer: totals overflow 64 bits");
+	profile_free(p);
+
+	/* Two frames of one name: merged, their sum overflows. */
+	p = new_profile("samples", "count");
+	add(p, "a", INT64_MAX / 2 + 1);
+	f.name = profile_intern_str(p, "a");
+	f.module = profile_intern_str(p, "m.so");
+	node = profile_child(p, 0, profile_intern_frame(p, &f));
+	assert_int_equal(profile_add_sample(p, node, 0, &(int64_t){INT64_MAX / 2 + 1}), 0);
+	err = (struct error)ERROR_INIT;
+	assert_null(render(p, &o, &err));
+	assert_string_equal(err.msg, "flamebearer: samples values overflow 64 bits");
 	profile_free(p);
 }
 
@@ -487,6 +506,17 @@ static void test_diff_errors(void **state)
 	assert_null(render_diff(l, r, &(struct fb_options){0}, &err));
 	assert_string_equal(err.msg,
 			    "flamebearer: cannot compare cpu in nanoseconds with cpu in count");
+	err = (struct error)ERROR_INIT;
+	assert_null(render_diff(l, r, &(struct fb_options){.type = 3}, &err));
+	assert_string_equal(err.msg, "flamebearer: no sample type 3");
+	/* Each side fits, their sum (numTicks) does not. */
+	profile_free(r);
+	r = new_profile("cpu", "nanoseconds");
+	add(l, "a", INT64_MAX / 2 + 1);
+	add(r, "a", INT64_MAX / 2 + 1);
+	err = (struct error)ERROR_INIT;
+	assert_null(render_diff(l, r, &(struct fb_options){0}, &err));
+	assert_string_equal(err.msg, "flamebearer: totals overflow 64 bits");
 	profile_free(l);
 	profile_free(r);
 }

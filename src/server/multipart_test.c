@@ -157,7 +157,7 @@ static void test_epilogue_and_padding(void **state)
 		"preamble\r\n--b \t\r\n"
 		"content-disposition: FORM-DATA ; NAME=a ;filename=\"x\\\"y\\\\z\"\r\n"
 		"X-Other: ignored\r\n"
-		"Content-Type: text/plain; charset=\"utf-8\"\r\n"
+		"Content-Type: text/plain; charset=\"utf-8\" \t\r\n"
 		"\r\n"
 		"\r\n"
 		"\r\n"
@@ -318,6 +318,12 @@ static void test_body_errors(void **state)
 		 "multipart: part 1: Content-Type is not type/subtype", ERR_FORMAT},
 		{"--b\r\n" CD "Content-Type: a/b; c\r\n\r\nx\r\n--b--",
 		 "multipart: part 1: Content-Type: parameter is not name=value", ERR_FORMAT},
+		{"--b\r\nContent-Disposition: form-data; name=\"a\\\r\n\r\nx\r\n--b--",
+		 "multipart: part 1: Content-Disposition: unterminated quoted string", ERR_FORMAT},
+		{"--b\r\n" CD "Content-Type: a/\r\n\r\nx\r\n--b--",
+		 "multipart: part 1: Content-Type is not type/subtype", ERR_FORMAT},
+		{"--b\r\n" CD "Content-Type: a/b; c=\"x\r\n\r\nx\r\n--b--",
+		 "multipart: part 1: Content-Type: unterminated quoted string", ERR_FORMAT},
 		{"--b\r\n" CD "Content-Transfer-Encoding: base64\r\n\r\neA==\r\n--b--",
 		 "multipart: part 1: Content-Transfer-Encoding base64 is not supported",
 		 ERR_UNSUPPORTED},
@@ -387,6 +393,13 @@ static void test_limits(void **state)
 		if (extra)
 			assert_string_equal(err.msg, "multipart: part 1: headers over 2048 bytes");
 	}
+	strbuf_reset(&sb);
+	strbuf_addstr(&sb, "--b\r\n" CD "Content-Type: a/b; c=");
+	strbuf_add(&sb, pad, MULTIPART_VALUE_MAX - 6); /* "a/b; c=" + 249: 256 */
+	strbuf_addstr(&sb, "\r\n\r\nx\r\n--b--");
+	err = (struct error)ERROR_INIT;
+	assert_int_equal(read_all("b", sb.buf, sb.len, parts, 1, &err), ERR_LIMIT);
+	assert_string_equal(err.msg, "multipart: part 1: Content-Type over 255 bytes");
 	strbuf_reset(&sb);
 	strbuf_addstr(&sb, "--b\r\nContent-Disposition: form-data; name=\"");
 	strbuf_add(&sb, pad, MULTIPART_VALUE_MAX + 1);
@@ -504,6 +517,8 @@ static void test_sample_type_config_errors(void **state)
 		 "sample_type_config: a: UNITS given twice", ERR_FORMAT},
 		{"{\"a\": {\"units\": \"0123456789012345678901234567890123\"}}",
 		 "sample_type_config: a: units over 31 bytes", ERR_LIMIT},
+		{"{\"0123456789012345678901234567890123456789012345678901234567890123\": {}}",
+		 "sample_type_config: a type name over 63 bytes", ERR_LIMIT},
 		{"{\"a\": {\"display-name\": 5}}",
 		 "sample_type_config: a: display-name is not a string", ERR_FORMAT},
 		/* Found by fuzz_multipart: names were quoted into messages raw. */
