@@ -170,16 +170,13 @@ static bool drop_smallest(struct fb_tree *t, size_t max_nodes)
 /*
  * Charge to the "other" child of parent what its dropped children held.
  * A real "other" among them becomes a leaf holding the lot, itself
- * included; a kept one takes it as self.
+ * included; a kept one takes it as self.  drop has room for new nodes.
  */
 static void add_other(struct fb_tree *t, uint32_t parent, const int64_t *value, uint32_t other_name)
 {
-	uint32_t before = t->nr, id;
-	struct fb_node *o;
+	uint32_t before = t->nr, id = tree_child(t, parent, other_name);
+	struct fb_node *o = &t->nodes[id];
 
-	t->drop = xrealloc(t->drop, st_mult(t->nr + 1, sizeof(*t->drop)));
-	id = tree_child(t, parent, other_name);
-	o = &t->nodes[id];
 	if (id == before || t->drop[id]) {
 		memset(o->self, 0, sizeof(o->self));
 		memset(o->total, 0, sizeof(o->total));
@@ -195,6 +192,7 @@ static void fold_dropped(struct fb_tree *t)
 {
 	uint32_t nr = t->nr, other = strtab_intern_str(&t->names, OTHER_NAME);
 	int64_t *fold = xcalloc(st_mult(nr, 2), sizeof(*fold));
+	size_t others = 0;
 
 	for (uint32_t n = 1; n < nr; n++) {
 		uint32_t parent = t->nodes[n].parent;
@@ -204,6 +202,10 @@ static void fold_dropped(struct fb_tree *t)
 		for (unsigned s = 0; s < t->sides; s++)
 			fold[(size_t)parent * 2 + s] += t->nodes[n].total[s];
 	}
+	/* Room in drop for an "other" under every node that folds. */
+	for (uint32_t n = 0; n < nr; n++)
+		others += fold[(size_t)n * 2] || fold[(size_t)n * 2 + 1];
+	t->drop = xrealloc(t->drop, st_mult(st_add(nr, others), sizeof(*t->drop)));
 	for (uint32_t n = 0; n < nr; n++) {
 		if (fold[(size_t)n * 2] || fold[(size_t)n * 2 + 1])
 			add_other(t, n, &fold[(size_t)n * 2], other);
