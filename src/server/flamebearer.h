@@ -28,13 +28,15 @@ struct fb_timeline {
 	size_t n;
 };
 
+/* Everything an fb_options points to is borrowed for the call. */
 struct fb_options {
-	uint32_t type;	   /* sample type index (in the left profile of a diff) */
-	size_t max_nodes;  /* 0: every node; else at most this many, the rest folded into "other" */
-	const char *name;  /* metadata.name; NULL: the sample type's name */
-	const char *units; /* metadata.units; NULL: flamebearer_units() of the type */
+	uint32_t type;	      /* sample type index (in the left profile of a diff) */
+	size_t max_nodes;     /* 0: every node; else this many below the root, the rest "other" */
+	const char *name;     /* metadata.name; NULL: the sample type's name */
+	const char *units;    /* metadata.units; NULL: flamebearer_units() of the type */
 	const char *spy_name; /* metadata.spyName; NULL: "" */
-	int64_t sample_rate;  /* Hz of count-valued CPU samples; 0: 100 (Pyroscope's default) */
+	/* Hz of count-valued samples; 0: from the profile's period, else Pyroscope's 100. */
+	int64_t sample_rate;
 	const struct fb_timeline *timeline; /* NULL: "timeline":null */
 };
 
@@ -51,9 +53,12 @@ const char *flamebearer_units(const char *type, const char *unit, int64_t *ticks
  * Append to out the flamebearer of sample type o->type of p, format
  * "single", followed by a newline (as Go's json.Encoder ends a reply).
  * Values with decimals are rounded to integers (doc/server-json.md).
- * Returns 0, ERR_USAGE for a bad type index or a timeline with a step
- * below 1, ERR_FORMAT for a negative value, ERR_LIMIT when a total
- * overflows int64; out is left as it was on error.
+ * Returns 0, ERR_USAGE for a bad type index, a sample rate outside
+ * 0..2^32-1 or a timeline with a step below 1 or a negative value,
+ * ERR_FORMAT for a negative sample value, ERR_LIMIT when a total
+ * overflows int64; out is left as it was on error.  Memory comes from
+ * util/alloc.h, which dies when out of it, as struct profile's does:
+ * the caller bounds the profile (nodes) it renders.
  */
 int flamebearer_write(const struct profile *p, const struct fb_options *o, struct strbuf *out,
 		      struct error *err);

@@ -15,6 +15,22 @@ static void add(struct profile *p, const char *stack, int64_t v)
 	assert_int_equal(profile_add_sample(p, testutil_stack(p, stack), 0, &v), 0);
 }
 
+/* Add each "stack value" line of text, as add() does. */
+static void add_lines(struct profile *p, const char *text)
+{
+	while (*text) {
+		const char *nl = strchr(text, '\n'), *sp = memrchr(text, ' ', (size_t)(nl - text));
+		char stack[256];
+
+		assert_non_null(sp);
+		assert_true((size_t)(sp - text) < sizeof(stack));
+		memcpy(stack, text, (size_t)(sp - text));
+		stack[sp - text] = '\0';
+		add(p, stack, strtoll(sp + 1, NULL, 10));
+		text = nl + 1;
+	}
+}
+
 static struct profile *new_profile(const char *type, const char *unit)
 {
 	struct profile *p = profile_new();
@@ -95,10 +111,10 @@ static void test_self_and_roots(void **state)
 	struct fb_options o = {0};
 
 	(void)state;
-	add(p, "main", 5);
-	add(p, "main;y", 2);
-	add(p, "z", 1);
-	add(p, "main;x", 3);
+	add_lines(p, "main 5\n"
+		     "main;y 2\n"
+		     "z 1\n"
+		     "main;x 3\n");
 	expect(p, &o,
 	       "{\"version\":1,\"flamebearer\":{\"names\":[\"total\",\"z\",\"main\",\"y\",\"x\"],"
 	       "\"levels\":[[0,11,0,0],[0,10,5,2,0,1,1,1],[5,3,3,4,0,2,2,3]],"
@@ -333,11 +349,11 @@ static void test_max_nodes_folds(void **state)
 	struct fb_options o = {.max_nodes = 3};
 
 	(void)state;
-	add(p, "main;f1", 10);
-	add(p, "main;f2", 8);
-	add(p, "main;f3", 6);
-	add(p, "main;f4", 4);
-	add(p, "main;f5;deep", 2);
+	add_lines(p, "main;f1 10\n"
+		     "main;f2 8\n"
+		     "main;f3 6\n"
+		     "main;f4 4\n"
+		     "main;f5;deep 2\n");
 	expect(p, &o,
 	       "{\"version\":1,\"flamebearer\":{\"names\":[\"total\",\"main\",\"other\",\"f2\","
 	       "\"f1\"],\"levels\":[[0,30,0,0],[0,30,0,1],[0,10,10,4,0,8,8,3,0,12,12,2]],"
@@ -359,10 +375,10 @@ static void test_max_nodes_real_other(void **state)
 	struct fb_options o = {.max_nodes = 3};
 
 	(void)state;
-	add(p, "main;other", 9);
-	add(p, "main;a", 11);
-	add(p, "main;b", 1);
-	add(p, "main;c", 2);
+	add_lines(p, "main;other 9\n"
+		     "main;a 11\n"
+		     "main;b 1\n"
+		     "main;c 2\n");
 	expect(p, &o,
 	       "{\"version\":1,\"flamebearer\":{\"names\":[\"total\",\"main\",\"other\",\"a\"],"
 	       "\"levels\":[[0,23,0,0],[0,23,0,1],[0,11,11,3,0,12,12,2]],"
