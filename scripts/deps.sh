@@ -8,7 +8,7 @@ PKGS="
 build-essential pkg-config meson ninja-build
 zlib1g-dev libprotobuf-c-dev protobuf-c-compiler
 libdw-dev libiberty-dev liblzma-dev xz-utils libc6-dbg elfutils dwz
-libcmocka-dev libcurl4-openssl-dev
+libcmocka-dev libcurl4-openssl-dev libcjson-dev
 libsqlite3-dev libmicrohttpd-dev
 clang libclang-rt-14-dev
 lld

@@ -6,21 +6,12 @@
 
 #include "util/common.h"
 #include "lib/profile.h"
+#include "lib/profile_testutil.h"
 
 /* Add "a;b;c" style stacks to a one-type profile. */
 static void add(struct profile *p, const char *stack, int64_t v)
 {
-	uint32_t node = 0;
-	const char *s = stack;
-
-	while (*s) {
-		const char *e = strchr(s, ';');
-		size_t len = e ? (size_t)(e - s) : strlen(s);
-
-		node = profile_child(p, node, profile_frame_named(p, s, len));
-		s += len + (e ? 1 : 0);
-	}
-	assert_int_equal(profile_add_sample(p, node, 0, &v), 0);
+	assert_int_equal(profile_add_sample(p, testutil_stack(p, stack), 0, &v), 0);
 }
 
 static struct profile *sample_profile(void)

@@ -177,3 +177,55 @@ int strbuf_write(const struct strbuf *sb, FILE *f)
 		return -1;
 	return 0;
 }
+
+/* The escape for byte c of a JSON string, or NULL when it stands as is. */
+static const char *json_safe_escape(unsigned char c, char *buf, size_t size)
+{
+	switch (c) {
+	case '"': return "\\\"";
+	case '\\': return "\\\\";
+	case '\b': return "\\b";
+	case '\f': return "\\f";
+	case '\n': return "\\n";
+	case '\r': return "\\r";
+	case '\t': return "\\t";
+	case '<':
+	case '>':
+	case '&': break;
+	default:
+		if (c >= 0x20)
+			return NULL;
+	}
+	snprintf(buf, size, "\\u%04x", c);
+	return buf;
+}
+
+void strbuf_add_json_safe(struct strbuf *sb, const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t start = 0, i = 0;
+	char buf[8];
+
+	strbuf_addch(sb, '"');
+	while (i < len) {
+		size_t n = utf8_len(u + i, len - i);
+		const char *rep = NULL;
+
+		if (!n) {
+			rep = "\\ufffd"; /* one per bad byte, as Go does */
+			n = 1;
+		} else if (n == 1) {
+			rep = json_safe_escape(u[i], buf, sizeof(buf));
+		} else if (n == 3 && u[i] == 0xe2 && u[i + 1] == 0x80 && (u[i + 2] | 1) == 0xa9) {
+			rep = u[i + 2] == 0xa8 ? "\\u2028" : "\\u2029";
+		}
+		if (rep) {
+			strbuf_add(sb, s + start, i - start);
+			strbuf_addstr(sb, rep);
+			start = i + n;
+		}
+		i += n;
+	}
+	strbuf_add(sb, s + start, len - start);
+	strbuf_addch(sb, '"');
+}

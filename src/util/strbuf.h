@@ -53,6 +53,15 @@ void strbuf_add_commas(struct strbuf *sb, unsigned long long n);
 void strbuf_add_xml(struct strbuf *sb, const char *s, size_t len);
 /* Append s as a JSON string literal, quotes included. */
 void strbuf_add_json(struct strbuf *sb, const char *s, size_t len);
+/*
+ * Append s as a JSON string literal the way Go's encoding/json writes
+ * one, so servers answering Go clients give the same bytes: each byte
+ * that is not part of well-formed UTF-8 becomes \ufffd, '<', '>', '&',
+ * U+2028 and U+2029 are \u-escaped (the text may end up in HTML), and
+ * control characters are \b \f \n \r \t or \u00XX.  Any input gives
+ * valid JSON.
+ */
+void strbuf_add_json_safe(struct strbuf *sb, const char *s, size_t len);
 
 /* Write the whole buffer to f; returns 0 or -1 with errno set. */
 int strbuf_write(const struct strbuf *sb, FILE *f);

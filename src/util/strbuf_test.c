@@ -61,6 +61,22 @@ static void test_json_escape(void **state)
 	strbuf_release(&sb);
 }
 
+static void test_json_safe_escape(void **state)
+{
+	/* As Go's encoding/json: bad bytes one U+FFFD each, HTML characters and U+2028 escaped. */
+	static const char in[] = "a\"\\<b>&\r\b\f\x7f\xe2\x80\xa8\xe2\x80\xa9\xc3\xa9\xff\xe2\x82\xed\xa0\x80";
+	struct strbuf sb = STRBUF_INIT;
+
+	(void)state;
+	strbuf_add_json_safe(&sb, in, sizeof(in) - 1);
+	assert_string_equal(sb.buf, "\"a\\\"\\\\\\u003cb\\u003e\\u0026\\r\\b\\f\x7f\\u2028\\u2029"
+				    "\xc3\xa9\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\"");
+	strbuf_reset(&sb);
+	strbuf_add_json_safe(&sb, "\0x", 2);
+	assert_string_equal(sb.buf, "\"\\u0000x\"");
+	strbuf_release(&sb);
+}
+
 static void test_strtab(void **state)
 {
 	struct strtab t;
@@ -95,6 +111,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_addf_grows), cmocka_unit_test(test_commas),
 		cmocka_unit_test(test_xml_escape), cmocka_unit_test(test_json_escape),
+		cmocka_unit_test(test_json_safe_escape),
 		cmocka_unit_test(test_strtab),
 	};
 
