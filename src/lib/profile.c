@@ -80,14 +80,28 @@ static bool frame_eq(const struct frame *a, const struct frame *b)
 	       a->line == b->line && a->addr == b->addr && a->flags == b->flags;
 }
 
-uint32_t profile_intern_frame(struct profile *p, const struct frame *f)
+static uint32_t frame_lookup(const struct profile *p, const struct frame *f, uint32_t hash)
 {
-	uint32_t hash = frame_hash(f), pos = hash, id;
+	uint32_t pos = hash, id;
 
 	while ((id = idhash_probe(&p->frame_index, hash, &pos)) != IDHASH_NONE) {
 		if (frame_eq(&p->frames[id], f))
 			return id;
 	}
+	return IDHASH_NONE;
+}
+
+uint32_t profile_find_frame(const struct profile *p, const struct frame *f)
+{
+	return frame_lookup(p, f, frame_hash(f));
+}
+
+uint32_t profile_intern_frame(struct profile *p, const struct frame *f)
+{
+	uint32_t hash = frame_hash(f), id = frame_lookup(p, f, hash);
+
+	if (id != IDHASH_NONE)
+		return id;
 	ALLOC_GROW(p->frames, p->nr_frames + 1, p->alloc_frames);
 	id = p->nr_frames++;
 	p->frames[id] = *f;
@@ -123,16 +137,18 @@ uint32_t profile_find_child(const struct profile *p, uint32_t parent, uint32_t f
 	return 0;
 }
 
-/* Double the buckets (load factor 1) and relink every node. */
-static void child_rehash(struct profile *p)
+/* Buckets for at least nodes nodes (load factor 1, at least doubling); relink every node. */
+static void child_rehash(struct profile *p, size_t nodes)
 {
-	uint32_t size = p->child_buckets ? (p->child_mask + 1) * 2 : 1024;
+	size_t size = p->child_buckets ? ((size_t)p->child_mask + 1) * 2 : 1024;
 
-	if (!size)
+	while (size < nodes)
+		size *= 2;
+	if (size > ((size_t)1 << 32) - 1)
 		die("call tree over 2^32 buckets");
 	free(p->child_buckets);
 	p->child_buckets = xcalloc(size, sizeof(uint32_t));
-	p->child_mask = size - 1;
+	p->child_mask = (uint32_t)(size - 1);
 	for (uint32_t id = 1; id < p->nr_nodes; id++) {
 		uint32_t b = child_hash(p->nodes[id].parent, p->nodes[id].frame) & p->child_mask;
 
@@ -159,13 +175,34 @@ uint32_t profile_child(struct profile *p, uint32_t parent, uint32_t frame)
 	n->next_sibling = p->nodes[parent].first_child;
 	p->nodes[parent].first_child = id;
 	if (!p->child_buckets || p->nr_nodes > p->child_mask + 1) {
-		child_rehash(p);
+		child_rehash(p, p->nr_nodes);
 		return id;
 	}
 	b = child_hash(parent, frame) & p->child_mask;
 	n->hnext = p->child_buckets[b];
 	p->child_buckets[b] = id;
 	return id;
+}
+
+void profile_reserve(struct profile *p, const struct profile_counts *n)
+{
+	size_t nodes = st_add(p->nr_nodes, n->nodes), samples = st_add(p->nr_samples, n->samples);
+
+	strtab_reserve(&p->strs, n->strings, n->string_bytes);
+	ALLOC_GROW(p->frames, st_add(p->nr_frames, n->frames), p->alloc_frames);
+	idhash_reserve(&p->frame_index, st_add(p->nr_frames, n->frames));
+	ALLOC_GROW(p->nodes, nodes, p->alloc_nodes);
+	if (n->nodes && nodes > (size_t)p->child_mask + 1)
+		child_rehash(p, nodes);
+	if (samples > p->alloc_samples) {
+		uint32_t alloc = p->alloc_samples;
+
+		ALLOC_GROW(p->samples, samples, alloc);
+		p->values =
+			xrealloc(p->values, st_mult(st_mult(alloc, p->nr_types), sizeof(int64_t)));
+		p->alloc_samples = alloc;
+	}
+	idhash_reserve(&p->sample_index, samples);
 }
 
 uint32_t profile_stack(struct profile *p, const uint32_t *frames, size_t n)
@@ -227,24 +264,50 @@ static size_t labels_normalize(struct label *l, size_t n)
 	return out;
 }
 
+/* The set of the n normalized labels l with that hash, or IDHASH_NONE. */
+static uint32_t labels_lookup(const struct profile *p, const struct label *l, size_t n,
+			      uint32_t hash)
+{
+	uint32_t pos = hash, id;
+
+	while ((id = idhash_probe(&p->labelset_index, hash, &pos)) != IDHASH_NONE) {
+		size_t m;
+		const struct label *have = profile_labels(p, id, &m);
+
+		if (m == n && labels_eq(have, l, n))
+			return id;
+	}
+	return IDHASH_NONE;
+}
+
+uint32_t profile_find_labels(const struct profile *p, const struct label *in, size_t n)
+{
+	struct label stackbuf[16], *l = n <= 16 ? stackbuf : xmalloc(st_mult(n, sizeof(*l)));
+	uint32_t id = 0;
+
+	if (n) {
+		memcpy(l, in, n * sizeof(*l));
+		n = labels_normalize(l, n);
+		id = labels_lookup(p, l, n, labels_hash(l, n));
+	}
+	if (l != stackbuf)
+		free(l);
+	return id;
+}
+
 uint32_t profile_intern_labels(struct profile *p, const struct label *in, size_t n)
 {
 	struct label stackbuf[16], *l = n <= 16 ? stackbuf : xmalloc(st_mult(n, sizeof(*l)));
-	uint32_t hash, pos, id;
+	uint32_t hash, id;
 
 	if (!n)
 		return 0;
 	memcpy(l, in, n * sizeof(*l));
 	n = labels_normalize(l, n);
 	hash = labels_hash(l, n);
-	pos = hash;
-	while ((id = idhash_probe(&p->labelset_index, hash, &pos)) != IDHASH_NONE) {
-		size_t m;
-		const struct label *have = profile_labels(p, id, &m);
-
-		if (m == n && labels_eq(have, l, n))
-			goto out;
-	}
+	id = labels_lookup(p, l, n, hash);
+	if (id != IDHASH_NONE)
+		goto out;
 	ALLOC_GROW(p->labels, st_add(p->nr_labels, n), p->alloc_labels);
 	memcpy(p->labels + p->nr_labels, l, n * sizeof(*l));
 	p->nr_labels += (uint32_t)n;
@@ -263,14 +326,29 @@ static inline uint32_t sample_hash(uint32_t node, uint32_t labels)
 	return (uint32_t)hash_u64(((uint64_t)labels << 32) | node);
 }
 
-static uint32_t sample_get(struct profile *p, uint32_t node, uint32_t labels)
+static uint32_t sample_lookup(const struct profile *p, uint32_t node, uint32_t labels,
+			      uint32_t hash)
 {
-	uint32_t hash = sample_hash(node, labels), pos = hash, id;
+	uint32_t pos = hash, id;
 
 	while ((id = idhash_probe(&p->sample_index, hash, &pos)) != IDHASH_NONE) {
 		if (p->samples[id].node == node && p->samples[id].labels == labels)
 			return id;
 	}
+	return IDHASH_NONE;
+}
+
+uint32_t profile_find_sample(const struct profile *p, uint32_t node, uint32_t labels)
+{
+	return sample_lookup(p, node, labels, sample_hash(node, labels));
+}
+
+static uint32_t sample_get(struct profile *p, uint32_t node, uint32_t labels)
+{
+	uint32_t hash = sample_hash(node, labels), id = sample_lookup(p, node, labels, hash);
+
+	if (id != IDHASH_NONE)
+		return id;
 	if (p->nr_samples >= p->alloc_samples) {
 		uint32_t alloc = p->alloc_samples;
 

@@ -143,8 +143,21 @@ uint32_t profile_add_type(struct profile *p, const char *type, const char *unit)
 int profile_find_type(const struct profile *p, const char *name);
 
 uint32_t profile_intern_frame(struct profile *p, const struct frame *f);
+/* The id of a frame equal to f, or IDHASH_NONE. */
+uint32_t profile_find_frame(const struct profile *p, const struct frame *f);
 /* Intern a frame known only by name. */
 uint32_t profile_frame_named(struct profile *p, const char *name, size_t len);
+
+/*
+ * Make room for this many more of each, so that a reader that knows its
+ * counts (the store's decoder) grows no array and rehashes no index while
+ * it adds them.  The sample types must be set first.
+ */
+struct profile_counts {
+	uint32_t strings, frames, nodes, samples;
+	size_t string_bytes;
+};
+void profile_reserve(struct profile *p, const struct profile_counts *n);
 
 /* The child of parent for frame, created when missing. */
 uint32_t profile_child(struct profile *p, uint32_t parent, uint32_t frame);
@@ -158,6 +171,8 @@ uint32_t profile_stack(struct profile *p, const uint32_t *frames, size_t n);
  * the last).  Returns its id; the empty set is 0.
  */
 uint32_t profile_intern_labels(struct profile *p, const struct label *labels, size_t n);
+/* The id of the set of those labels (in any order), or IDHASH_NONE. */
+uint32_t profile_find_labels(const struct profile *p, const struct label *labels, size_t n);
 
 static inline const struct label *profile_labels(const struct profile *p, uint32_t set, size_t *n)
 {
@@ -171,6 +186,9 @@ static inline const struct label *profile_labels(const struct profile *p, uint32
  * or ERR_LIMIT when a sum would overflow int64 (nothing is added then).
  */
 int profile_add_sample(struct profile *p, uint32_t node, uint32_t labels, const int64_t *values);
+
+/* The id of the sample (node, labels), or IDHASH_NONE. */
+uint32_t profile_find_sample(const struct profile *p, uint32_t node, uint32_t labels);
 
 static inline int64_t *profile_sample_values(const struct profile *p, uint32_t sample)
 {
@@ -226,6 +244,27 @@ struct profile *profile_filter(const struct profile *p, const char *focus, const
  * named "[pruned]" under their parent, so totals are kept.
  */
 struct profile *profile_prune(const struct profile *p, uint32_t type, double min_share);
+
+/*
+ * A new profile keeping at most max_nodes nodes of p's call tree besides
+ * the root: the heaviest by total of type, a node only with its parent
+ * (as Pyroscope's and Parca's max_nodes).  Each kept node's dropped
+ * children fold, subtrees and all, into one child of it named "other", so
+ * every type's total is kept exactly and the result has at most max_nodes
+ * plus one "other" per kept node.  Sample labels are kept.  NULL with
+ * ERR_USAGE for a type p lacks, ERR_LIMIT when folding overflows a sum.
+ */
+struct profile *profile_truncate(const struct profile *p, uint32_t type, uint32_t max_nodes,
+				 struct error *err);
+
+/*
+ * True when a and b hold the same content whatever their ids: types,
+ * period, times, profile labels, comments, frames and tree shape, samples
+ * with their labels and values.  Otherwise false, and why (if not NULL)
+ * gets what differs first.  The input order (keep_order) is not compared.
+ */
+struct strbuf;
+bool profile_equal(const struct profile *a, const struct profile *b, struct strbuf *why);
 
 enum func_key {
 	FUNC_BY_FUNCTION, /* function name */

@@ -379,3 +379,293 @@ size_t profile_functions(struct profile *p, uint32_t type, enum func_key by, str
 	*out = stats;
 	return nr;
 }
+
+/* Heaviest-first candidates of profile_truncate: a binary heap of node ids. */
+struct node_heap {
+	uint32_t *ids;
+	size_t n;
+	const int64_t *total;
+};
+
+/* Heavier first; of equal totals the lower id, so a parent before its child. */
+static bool heavier(const struct node_heap *h, uint32_t a, uint32_t b)
+{
+	return h->total[a] != h->total[b] ? h->total[a] > h->total[b] : a < b;
+}
+
+static void heap_push(struct node_heap *h, uint32_t id)
+{
+	size_t i = h->n++;
+
+	while (i && heavier(h, id, h->ids[(i - 1) / 2])) {
+		h->ids[i] = h->ids[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	h->ids[i] = id;
+}
+
+static uint32_t heap_pop(struct node_heap *h)
+{
+	uint32_t top = h->ids[0], last = h->ids[--h->n];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && heavier(h, h->ids[c + 1], h->ids[c]))
+			c++;
+		if (!heavier(h, h->ids[c], last))
+			break;
+		h->ids[i] = h->ids[c];
+		i = c;
+	}
+	if (h->n)
+		h->ids[i] = last;
+	return top;
+}
+
+static void push_children(struct node_heap *h, const struct profile *p, uint32_t n)
+{
+	for (uint32_t c = p->nodes[n].first_child; c; c = p->nodes[c].next_sibling)
+		heap_push(h, c);
+}
+
+/*
+ * keep[n] for the max_nodes heaviest nodes that hang together from the
+ * root: grown from the root, always taking the heaviest node whose parent
+ * is kept.  With values that are not negative a parent is never lighter
+ * than its child, so these are the max_nodes heaviest nodes outright.
+ */
+static bool *select_heaviest(const struct profile *p, const int64_t *total, uint32_t max_nodes)
+{
+	bool *keep = xcalloc(p->nr_nodes, sizeof(bool));
+	struct node_heap h = {xmalloc(st_mult(p->nr_nodes, sizeof(uint32_t))), 0, total};
+
+	keep[0] = true;
+	push_children(&h, p, 0);
+	for (uint32_t kept = 0; kept < max_nodes && h.n; kept++) {
+		uint32_t n = heap_pop(&h);
+
+		keep[n] = true;
+		push_children(&h, p, n);
+	}
+	free(h.ids);
+	return keep;
+}
+
+/* Add p's samples to dst, each at the node target gives (an "other" when not kept). */
+static int add_truncated(struct idmap *m, const bool *keep, struct error *err)
+{
+	const struct profile *p = m->src;
+	uint32_t *anchor = xmalloc(st_mult(p->nr_nodes, sizeof(uint32_t)));
+	uint32_t other = profile_frame_named(m->dst, "other", 5);
+	int rc = 0;
+
+	/* anchor[n]: n when kept, else its nearest kept ancestor. */
+	anchor[0] = 0;
+	for (uint32_t n = 1; n < p->nr_nodes; n++)
+		anchor[n] = keep[n] ? n : anchor[p->nodes[n].parent];
+	/* Kept nodes are kept even when nothing lands on them; in id order, parents first. */
+	for (uint32_t n = 1; n < p->nr_nodes; n++) {
+		if (keep[n])
+			map_node(m, n);
+	}
+	for (uint32_t s = 0; s < p->nr_samples && !rc; s++) {
+		uint32_t node = p->samples[s].node, target = map_node(m, anchor[node]);
+
+		if (anchor[node] != node)
+			target = profile_child(m->dst, target, other);
+		if (profile_add_sample(m->dst, target, map_labelset(m, p->samples[s].labels),
+				       profile_sample_values(p, s)))
+			rc = error_set(err, ERR_LIMIT, "truncated values overflow 64 bits");
+	}
+	free(anchor);
+	return rc;
+}
+
+struct profile *profile_truncate(const struct profile *p, uint32_t type, uint32_t max_nodes,
+				 struct error *err)
+{
+	struct profile *dst;
+	struct idmap m;
+	int64_t *total;
+	bool *keep;
+	int rc;
+
+	if (type >= p->nr_types) {
+		error_set(err, ERR_USAGE, "cannot truncate by sample type %u of %u", type,
+			  p->nr_types);
+		return NULL;
+	}
+	total = xmalloc(st_mult(p->nr_nodes, sizeof(int64_t)));
+	profile_node_totals(p, type, total, NULL);
+	keep = select_heaviest(p, total, max_nodes);
+	free(total);
+	dst = profile_new();
+	idmap_init(&m, p, dst);
+	copy_header(&m);
+	rc = add_truncated(&m, keep, err);
+	idmap_release(&m);
+	free(keep);
+	if (rc) {
+		profile_free(dst);
+		return NULL;
+	}
+	return dst;
+}
+
+/* Content comparison (profile_equal): ids of one profile looked up in the other. */
+
+static bool differ(struct strbuf *why, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static bool differ(struct strbuf *why, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (why) {
+		va_start(ap, fmt);
+		strbuf_vaddf(why, fmt, ap);
+		va_end(ap);
+	}
+	return false;
+}
+
+static bool str_same(const struct profile *a, uint32_t x, const struct profile *b, uint32_t y)
+{
+	uint32_t len = strtab_len(&a->strs, x);
+
+	return len == strtab_len(&b->strs, y) && !memcmp(profile_str(a, x), profile_str(b, y), len);
+}
+
+/* a's string x as an id of b, or IDHASH_NONE. */
+static uint32_t str_in(const struct profile *a, const struct profile *b, uint32_t x)
+{
+	return strtab_find(&b->strs, profile_str(a, x), strtab_len(&a->strs, x));
+}
+
+/* a's label set as a set of b, or IDHASH_NONE. */
+static uint32_t labels_in(const struct profile *a, const struct profile *b, uint32_t set)
+{
+	size_t n;
+	const struct label *l = profile_labels(a, set, &n);
+	struct label *t = xmalloc(st_mult(n ? n : 1, sizeof(*t)));
+	uint32_t id = IDHASH_NONE;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		t[i] = l[i];
+		t[i].key = str_in(a, b, l[i].key);
+		t[i].str = str_in(a, b, l[i].str);
+		t[i].unit = str_in(a, b, l[i].unit);
+		if (t[i].key == IDHASH_NONE || t[i].str == IDHASH_NONE || t[i].unit == IDHASH_NONE)
+			break;
+	}
+	if (i == n)
+		id = profile_find_labels(b, t, n);
+	free(t);
+	return id;
+}
+
+static bool types_equal(const struct profile *a, const struct profile *b, struct strbuf *why)
+{
+	if (a->nr_types != b->nr_types)
+		return differ(why, "%u sample types and %u", a->nr_types, b->nr_types);
+	for (uint32_t t = 0; t < a->nr_types; t++) {
+		const struct sample_type *x = &a->types[t], *y = &b->types[t];
+
+		if (!str_same(a, x->type, b, y->type) || !str_same(a, x->unit, b, y->unit) ||
+		    x->decimals != y->decimals)
+			return differ(why, "sample type %u differs", t);
+	}
+	if (a->default_type != b->default_type)
+		return differ(why, "default type %u and %u", a->default_type, b->default_type);
+	return true;
+}
+
+static bool same_header(const struct profile *a, const struct profile *b, struct strbuf *why)
+{
+	if (!types_equal(a, b, why))
+		return false;
+	if (!str_same(a, a->period_type.type, b, b->period_type.type) ||
+	    !str_same(a, a->period_type.unit, b, b->period_type.unit) || a->period != b->period)
+		return differ(why, "periods differ");
+	if (a->time_nanos != b->time_nanos || a->duration_nanos != b->duration_nanos)
+		return differ(why, "times differ");
+	if (labels_in(a, b, a->profile_labels) != b->profile_labels)
+		return differ(why, "profile labels differ");
+	if (a->nr_comments != b->nr_comments)
+		return differ(why, "%u comments and %u", a->nr_comments, b->nr_comments);
+	for (uint32_t i = 0; i < a->nr_comments; i++) {
+		if (!str_same(a, a->comments[i], b, b->comments[i]))
+			return differ(why, "comment %u differs", i);
+	}
+	return true;
+}
+
+/* a's frame f as a frame of b, or IDHASH_NONE. */
+static uint32_t frame_in(const struct profile *a, const struct profile *b, uint32_t f)
+{
+	struct frame t = a->frames[f];
+
+	t.name = str_in(a, b, t.name);
+	t.module = str_in(a, b, t.module);
+	t.file = str_in(a, b, t.file);
+	if (t.name == IDHASH_NONE || t.module == IDHASH_NONE || t.file == IDHASH_NONE)
+		return IDHASH_NONE;
+	return profile_find_frame(b, &t);
+}
+
+/* map[n]: b's node for a's node n; equal counts make the map a bijection. */
+static bool same_tree(const struct profile *a, const struct profile *b, uint32_t *map,
+		      struct strbuf *why)
+{
+	if (a->nr_nodes != b->nr_nodes)
+		return differ(why, "%u nodes and %u", a->nr_nodes, b->nr_nodes);
+	map[0] = 0;
+	for (uint32_t n = 1; n < a->nr_nodes; n++) {
+		const struct pnode *node = &a->nodes[n];
+		uint32_t f = frame_in(a, b, node->frame);
+
+		map[n] = f == IDHASH_NONE ? 0 : profile_find_child(b, map[node->parent], f);
+		if (!map[n])
+			return differ(why, "node %u (%s) has no match", n,
+				      profile_str(a, a->frames[node->frame].name));
+	}
+	return true;
+}
+
+static bool same_samples(const struct profile *a, const struct profile *b, const uint32_t *map,
+			 struct strbuf *why)
+{
+	if (a->nr_samples != b->nr_samples)
+		return differ(why, "%u samples and %u", a->nr_samples, b->nr_samples);
+	for (uint32_t s = 0; s < a->nr_samples; s++) {
+		uint32_t set = labels_in(a, b, a->samples[s].labels), t = IDHASH_NONE;
+
+		if (set != IDHASH_NONE)
+			t = profile_find_sample(b, map[a->samples[s].node], set);
+		if (t == IDHASH_NONE)
+			return differ(why, "sample %u (node %u) has no match", s,
+				      a->samples[s].node);
+		if (memcmp(profile_sample_values(a, s), profile_sample_values(b, t),
+			   a->nr_types * sizeof(int64_t)))
+			return differ(why, "sample %u (node %u) has other values", s,
+				      a->samples[s].node);
+	}
+	return true;
+}
+
+bool profile_equal(const struct profile *a, const struct profile *b, struct strbuf *why)
+{
+	uint32_t *map;
+	bool same;
+
+	if (!same_header(a, b, why))
+		return false;
+	map = xmalloc(st_mult(a->nr_nodes, sizeof(uint32_t)));
+	same = same_tree(a, b, map, why) && same_samples(a, b, map, why);
+	free(map);
+	return same;
+}

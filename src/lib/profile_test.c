@@ -5,6 +5,7 @@
 #include <cmocka.h>
 
 #include "util/common.h"
+#include "util/strbuf.h"
 #include "lib/profile.h"
 #include "lib/profile_testutil.h"
 
@@ -182,6 +183,185 @@ static void test_many_stacks(void **state)
 	profile_free(p);
 }
 
+/* In q, the node with the stack of p's node n (frames by content), or 0. */
+static uint32_t node_in(const struct profile *p, uint32_t n, const struct profile *q)
+{
+	uint32_t *stack = NULL, node = 0;
+	size_t alloc = 0, depth = profile_node_stack(p, n, &stack, &alloc);
+
+	for (size_t i = 0; i < depth && (i == 0 || node); i++) {
+		struct frame f = p->frames[stack[i]];
+		uint32_t id;
+
+		f.name =
+			strtab_find(&q->strs, profile_str(p, f.name), strtab_len(&p->strs, f.name));
+		f.module = strtab_find(&q->strs, profile_str(p, f.module), 0);
+		f.file = f.module;
+		id = f.name == IDHASH_NONE ? IDHASH_NONE : profile_find_frame(q, &f);
+		node = id == IDHASH_NONE ? 0 : profile_find_child(q, node, id);
+	}
+	free(stack);
+	return node;
+}
+
+static uint32_t count_named(const struct profile *p, const char *name)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 1; i < p->nr_nodes; i++)
+		n += !strcmp(profile_str(p, p->frames[p->nodes[i].frame].name), name);
+	return n;
+}
+
+static void test_truncate_small(void **state)
+{
+	struct profile *p = sample_profile(), *t;
+	struct error err = ERROR_INIT;
+	int64_t tot[8];
+
+	(void)state;
+	/* main 105, then d 70 (not a 35), then d;d 40; a and d;d;d fold into others. */
+	t = profile_truncate(p, 0, 3, &err);
+	assert_non_null(t);
+	assert_int_equal(t->nr_nodes, 1 + 3 + 2);
+	assert_int_equal(count_named(t, "other"), 2);
+	assert_int_equal(count_named(t, "a"), 0);
+	assert_int_equal(profile_total(t, 0), 105);
+	profile_node_totals(t, 0, tot, NULL);
+	assert_int_equal(tot[node_in(p, 5, t)], 70);
+	profile_free(t);
+	/* Nothing kept: one other under the root holds everything. */
+	t = profile_truncate(p, 0, 0, &err);
+	assert_int_equal(t->nr_nodes, 2);
+	assert_int_equal(profile_total(t, 0), 105);
+	profile_free(t);
+	/* Room for all: the same profile. */
+	t = profile_truncate(p, 0, 100, &err);
+	assert_true(profile_equal(p, t, NULL));
+	profile_free(t);
+	assert_null(profile_truncate(p, 1, 3, &err));
+	assert_string_equal(err.msg, "cannot truncate by sample type 1 of 1");
+	profile_free(p);
+}
+
+/* Many stacks, two types, labels: a profile to truncate. */
+static struct profile *wide_profile(void)
+{
+	struct profile *p = profile_new();
+	struct label l = {0};
+	uint32_t frames[16], sets[3] = {0};
+
+	profile_add_type(p, "samples", "count");
+	profile_add_type(p, "cpu", "nanoseconds");
+	l.key = profile_intern_str(p, "thread");
+	l.str = profile_intern_str(p, "one");
+	sets[1] = profile_intern_labels(p, &l, 1);
+	l.str = profile_intern_str(p, "two");
+	sets[2] = profile_intern_labels(p, &l, 1);
+	for (uint32_t s = 0; s < 4000; s++) {
+		uint32_t x = s * 2654435761u, depth = 3 + x % 13;
+		int64_t v[2] = {1 + x % 5, (int64_t)(x % 1000) * 1000};
+
+		for (uint32_t d = 0; d < depth; d++) {
+			char name[16];
+
+			snprintf(name, sizeof(name), "f%u", (x >> (2 * d)) % 6);
+			frames[d] = profile_frame_named(p, name, strlen(name));
+		}
+		assert_int_equal(
+			profile_add_sample(p, profile_stack(p, frames, depth), sets[s % 3], v), 0);
+	}
+	return p;
+}
+
+static int64_t *sort_total;
+
+static int by_weight(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (sort_total[x] != sort_total[y])
+		return sort_total[x] > sort_total[y] ? -1 : 1;
+	return (x > y) - (x < y);
+}
+
+/* Totals per type and per label set kept; the n heaviest nodes kept with their totals. */
+static void check_truncation(const struct profile *p, uint32_t type, uint32_t n)
+{
+	int64_t *total = malloc(p->nr_nodes * sizeof(int64_t)), *ttotal;
+	uint32_t *order = malloc(p->nr_nodes * sizeof(uint32_t));
+	struct error err = ERROR_INIT;
+	struct profile *t = profile_truncate(p, type, n, &err);
+
+	assert_non_null(t);
+	for (uint32_t ty = 0; ty < p->nr_types; ty++)
+		assert_true(profile_total(t, ty) == profile_total(p, ty));
+	assert_true(t->nr_nodes - 1 <= n + count_named(t, "other"));
+	assert_true(t->nr_nodes - 1 - count_named(t, "other") <= n);
+	profile_node_totals(p, type, total, NULL);
+	ttotal = malloc(t->nr_nodes * sizeof(int64_t));
+	profile_node_totals(t, type, ttotal, NULL);
+	for (uint32_t i = 0; i < p->nr_nodes - 1; i++)
+		order[i] = i + 1;
+	sort_total = total;
+	qsort(order, p->nr_nodes - 1, sizeof(*order), by_weight);
+	for (uint32_t i = 0; i < MIN(n, p->nr_nodes - 1); i++) {
+		uint32_t m = node_in(p, order[i], t);
+
+		assert_int_not_equal(m, 0);
+		assert_true(ttotal[m] == total[order[i]]);
+	}
+	assert_int_equal(t->nr_labelsets, p->nr_labelsets);
+	free(ttotal);
+	free(total);
+	free(order);
+	profile_free(t);
+}
+
+static void test_truncate_keeps_totals_and_heaviest(void **state)
+{
+	static const uint32_t sizes[] = {0, 1, 2, 10, 100, 1000, 100000};
+	struct profile *p = wide_profile();
+
+	(void)state;
+	assert_true(p->nr_nodes > 1000);
+	for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
+		check_truncation(p, 0, sizes[i]);
+		check_truncation(p, 1, sizes[i]);
+	}
+	profile_free(p);
+}
+
+static void test_profile_equal(void **state)
+{
+	struct profile *p = sample_profile(), *q = profile_new(), *r = sample_profile();
+	struct strbuf why = STRBUF_INIT;
+	struct error err = ERROR_INIT;
+
+	(void)state;
+	assert_true(profile_equal(p, p, NULL));
+	/* A copy through merge has other ids (a merge creates nodes in sample order). */
+	assert_int_equal(profile_merge(q, p, &err), 0);
+	assert_true(profile_equal(p, q, NULL));
+	assert_true(profile_equal(q, p, NULL));
+	profile_sample_values(r, 0)[0]++;
+	assert_false(profile_equal(p, r, &why));
+	assert_non_null(strstr(why.buf, "has other values"));
+	profile_sample_values(r, 0)[0]--;
+	profile_child(r, 2, profile_frame_named(r, "x", 1));
+	strbuf_reset(&why);
+	assert_false(profile_equal(p, r, &why));
+	assert_string_equal(why.buf, "8 nodes and 9");
+	strbuf_reset(&why);
+	r->time_nanos = 1;
+	assert_false(profile_equal(p, r, &why));
+	assert_string_equal(why.buf, "times differ");
+	strbuf_release(&why);
+	profile_free(p);
+	profile_free(q);
+	profile_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -192,6 +372,9 @@ int main(void)
 		cmocka_unit_test(test_labels_split_samples),
 		cmocka_unit_test(test_overflow_is_refused),
 		cmocka_unit_test(test_many_stacks),
+		cmocka_unit_test(test_truncate_small),
+		cmocka_unit_test(test_truncate_keeps_totals_and_heaviest),
+		cmocka_unit_test(test_profile_equal),
 	};
 
 	return cmocka_run_group_tests_name("profile", tests, NULL, NULL);

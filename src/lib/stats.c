@@ -46,17 +46,6 @@ double stats_two_prop_p(double k1, double n1, double k2, double n2)
 	return 2 * stats_normal_sf(fabs(p1 - p2) / se);
 }
 
-static uint64_t gcd64(uint64_t a, uint64_t b)
-{
-	while (b) {
-		uint64_t t = a % b;
-
-		a = b;
-		b = t;
-	}
-	return a;
-}
-
 static bool is_count_type(const struct profile *p, uint32_t t)
 {
 	return !strcmp(profile_str(p, p->types[t].type), "samples") &&
@@ -78,7 +67,7 @@ static double inferred_period(const struct profile *p, uint32_t type)
 
 		if (!a)
 			continue;
-		g = gcd64(g, a);
+		g = gcd_u64(g, a);
 		if (!min || a < min)
 			min = a;
 	}

@@ -47,28 +47,38 @@ static void idhash_put(struct idhash_slot *slots, uint32_t mask, uint32_t hash, 
 	slots[pos & mask].id_plus1 = id + 1;
 }
 
-static void idhash_grow(struct idhash *h)
+/* At least double the slots, to hold n ids at 50% load. */
+static void idhash_grow(struct idhash *h, size_t n)
 {
 	uint32_t old_size = h->mask ? h->mask + 1 : 0;
-	uint32_t size = old_size ? old_size * 2 : 64;
+	size_t size = old_size ? (size_t)old_size * 2 : 64;
 	struct idhash_slot *slots;
 
-	if (size == 0 || size > (1U << 31))
+	while (size < n * 2)
+		size *= 2;
+	if (size > (1U << 31))
 		die("hash table over 2^31 slots");
 	slots = xcalloc(size, sizeof(*slots));
 	for (uint32_t i = 0; i < old_size; i++) {
 		if (h->slots[i].id_plus1)
-			idhash_put(slots, size - 1, h->slots[i].hash, h->slots[i].id_plus1 - 1);
+			idhash_put(slots, (uint32_t)(size - 1), h->slots[i].hash,
+				   h->slots[i].id_plus1 - 1);
 	}
 	free(h->slots);
 	h->slots = slots;
-	h->mask = size - 1;
+	h->mask = (uint32_t)(size - 1);
+}
+
+void idhash_reserve(struct idhash *h, size_t n)
+{
+	if (n && (!h->mask || n * 2 > (size_t)h->mask + 1))
+		idhash_grow(h, n);
 }
 
 void idhash_insert(struct idhash *h, uint32_t hash, uint32_t id)
 {
 	if (!h->mask || (h->count + 1) * 2 > h->mask + 1)
-		idhash_grow(h);
+		idhash_grow(h, (size_t)h->count + 1);
 	idhash_put(h->slots, h->mask, hash, id);
 	h->count++;
 }

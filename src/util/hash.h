@@ -64,6 +64,9 @@ static inline uint32_t idhash_probe(const struct idhash *h, uint32_t hash, uint3
 	}
 }
 
+/* Room for n ids in all without growing. */
+void idhash_reserve(struct idhash *h, size_t n);
+
 /* Add id with hash; the caller has checked it is not present. */
 void idhash_insert(struct idhash *h, uint32_t hash, uint32_t id);
 

@@ -60,6 +60,29 @@ void strtab_release(struct strtab *t)
 	memset(t, 0, sizeof(*t));
 }
 
+void strtab_reserve(struct strtab *t, uint32_t n, size_t bytes)
+{
+	struct strtab_chunk *c = t->chunks;
+	size_t need = st_add(bytes, n); /* each string is followed by a NUL */
+
+	if (st_add(t->nr, n) > t->alloc) {
+		uint32_t alloc = t->alloc;
+
+		ALLOC_GROW(t->strs, st_add(t->nr, n), alloc);
+		t->lens = xrealloc(t->lens, st_mult(alloc, sizeof(*t->lens)));
+		t->alloc = alloc;
+	}
+	idhash_reserve(&t->index, st_add(t->nr, n));
+	/* One chunk for them all, in front (chunk_alloc fills the first one). */
+	if (need && (!c || c->size - c->used < need)) {
+		c = xmalloc(st_add(sizeof(*c), need));
+		c->used = 0;
+		c->size = need;
+		c->next = t->chunks;
+		t->chunks = c;
+	}
+}
+
 static uint32_t lookup(const struct strtab *t, const char *s, size_t len, uint32_t hash)
 {
 	uint32_t pos = hash, id;

@@ -28,6 +28,9 @@ struct strtab {
 void strtab_init(struct strtab *t);
 void strtab_release(struct strtab *t);
 
+/* Room for n more strings of bytes bytes in all, so adding them grows nothing. */
+void strtab_reserve(struct strtab *t, uint32_t n, size_t bytes);
+
 /* The id of s[0..len), adding it when new.  len must be below 4 GiB. */
 uint32_t strtab_intern(struct strtab *t, const char *s, size_t len);
 

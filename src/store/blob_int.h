@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef PLATEAU_STORE_BLOB_INT_H
+#define PLATEAU_STORE_BLOB_INT_H
+
+#include "store/blob.h"
+
+/* What blob.c, blob_encode.c and blob_decode.c share; doc/store-format.md has the layout. */
+
+#define BLOB_MAGIC	  "PLTB"
+#define BLOB_VERSION	  1
+#define BLOB_HEADER	  6
+#define BLOB_ZSTD	  0x01 /* flags: the body is a zstd frame */
+#define BLOB_MAX_TYPES	  16   /* as profile_add_sample supports */
+#define BLOB_MAX_DECIMALS 9    /* as profile_set_decimals supports */
+#define BLOB_FRAME_FLAGS  (FRAME_UNSYMBOLIZED * 2 - 1)
+#define UNSET		  UINT32_MAX
+
+static inline uint64_t zigzag(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (0 - ((uint64_t)v >> 63));
+}
+
+static inline int64_t unzigzag(uint64_t v)
+{
+	return (int64_t)((v >> 1) ^ (0 - (v & 1)));
+}
+
+static inline uint64_t magnitude(int64_t v)
+{
+	return v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+}
+
+/* p's body (everything after the header, before compression), appended to body. */
+void blob_write_body(const struct profile *p, struct strbuf *body);
+
+/*
+ * Check a whole body and add it to dst as profile_merge would add the
+ * profile it holds; all_nodes creates even the nodes no sample is under
+ * (blob_decode's exact copy).  A body that fails its checks leaves dst
+ * as it was.
+ */
+int blob_read_body(const uint8_t *body, size_t len, const struct blob_limits *lim,
+		   struct profile *dst, bool all_nodes, struct error *err);
+
+#endif

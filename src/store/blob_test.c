@@ -1,0 +1,820 @@
+/* SPDX-License-Identifier: MIT */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <zstd.h>
+
+#include "util/common.h"
+#include "lib/format.h"
+#include "store/blob.h"
+
+#ifndef SOURCE_ROOT
+#define SOURCE_ROOT "."
+#endif
+
+static const int levels[] = {0, 1, 3};
+
+/* Profile building. */
+
+/* Add a "a;b;c" stack with values (one per type) under label set labels. */
+static uint32_t add(struct profile *p, const char *stack, uint32_t labels, const int64_t *v)
+{
+	uint32_t node = 0;
+	const char *s = stack;
+
+	while (*s) {
+		const char *e = strchr(s, ';');
+		size_t len = e ? (size_t)(e - s) : strlen(s);
+
+		node = profile_child(p, node, profile_frame_named(p, s, len));
+		s += len + (e ? 1 : 0);
+	}
+	assert_int_equal(profile_add_sample(p, node, labels, v), 0);
+	return node;
+}
+
+static void add1(struct profile *p, const char *stack, int64_t v)
+{
+	add(p, stack, 0, &v);
+}
+
+static struct profile *simple_profile(void)
+{
+	struct profile *p = profile_new();
+
+	profile_add_type(p, "samples", "count");
+	add1(p, "main;a;b", 10);
+	add1(p, "main;a;c", 20);
+	add1(p, "main;d", 30);
+	add1(p, "main;d;d;d", 40);
+	return p;
+}
+
+static uint32_t str_label(struct profile *p, const char *key, const char *val)
+{
+	struct label l = {profile_intern_str(p, key), profile_intern_str(p, val), 0, 0};
+
+	return profile_intern_labels(p, &l, 1);
+}
+
+/* Every feature of the model: types with decimals, labels, flags, odd strings, times. */
+static struct profile *rich_profile(void)
+{
+	struct profile *p = profile_new();
+	struct frame f = {0};
+	struct label l[3];
+	int64_t v[3];
+	uint32_t n, set;
+
+	profile_add_type(p, "cpu", "nanoseconds");
+	profile_add_type(p, "wall", "seconds");
+	profile_add_type(p, "alloc_space", "bytes");
+	p->types[1].decimals = 3;
+	p->types[2].decimals = 9;
+	p->default_type = 1;
+	p->period_type = (struct sample_type){profile_intern_str(p, "cpu"),
+					      profile_intern_str(p, "nanoseconds"), 0};
+	p->period = 10101010;
+	p->time_nanos = -1;
+	p->duration_nanos = INT64_MAX;
+	f.name = profile_intern(p, "with\0nul", 8);
+	f.module = profile_intern_str(p, "/usr/lib/libc.so.6");
+	f.file = profile_intern_str(p, "mem\xff\xfe.c");
+	f.line = UINT32_MAX;
+	f.addr = UINT64_MAX;
+	f.flags = FRAME_INLINED | FRAME_JIT;
+	n = profile_child(p, 0, profile_intern_frame(p, &f));
+	f.name = profile_intern_str(p, "entry_SYSCALL_64");
+	f.module = profile_intern_str(p, "[kernel.kallsyms]");
+	f.file = f.line = 0;
+	f.addr = 0xffffffff81000000ULL;
+	f.flags = FRAME_KERNEL | FRAME_UNSYMBOLIZED;
+	n = profile_child(p, n, profile_intern_frame(p, &f));
+	l[0] = (struct label){profile_intern_str(p, "thread"), profile_intern_str(p, "worker 1"), 0,
+			      0};
+	l[1] = (struct label){profile_intern_str(p, "bytes"), 0, -4096,
+			      profile_intern_str(p, "bytes")};
+	l[2] = (struct label){profile_intern_str(p, ""), 0, INT64_MIN, 0};
+	set = profile_intern_labels(p, l, 3);
+	v[0] = INT64_MIN, v[1] = INT64_MAX, v[2] = 0;
+	assert_int_equal(profile_add_sample(p, n, set, v), 0);
+	v[0] = 7, v[1] = -3, v[2] = 1000000000;
+	assert_int_equal(profile_add_sample(p, n, 0, v), 0);
+	assert_int_equal(profile_add_sample(p, 0, set, v), 0); /* a sample at the root */
+	add(p, "main;work;work", str_label(p, "thread", "worker 2"), v);
+	add(p, "main;idle", 0, v);
+	profile_child(p, 0, profile_frame_named(p, "no samples", 10)); /* an empty node */
+	p->profile_labels = str_label(p, "service_name", "shop");
+	ALLOC_GROW(p->comments, 3, p->alloc_comments);
+	p->comments[p->nr_comments++] = profile_intern_str(p, "recorded by a test");
+	p->comments[p->nr_comments++] = 0;
+	p->comments[p->nr_comments++] = profile_intern_str(p, "recorded by a test");
+	return p;
+}
+
+/* Blob helpers. */
+
+static void encode(const struct profile *p, int level, struct strbuf *sb)
+{
+	struct error err = ERROR_INIT;
+
+	strbuf_reset(sb);
+	assert_int_equal(blob_encode_level(p, level, sb, &err), 0);
+}
+
+static void assert_equal(const struct profile *a, const struct profile *b)
+{
+	struct strbuf why = STRBUF_INIT;
+
+	if (!profile_equal(a, b, &why))
+		fail_msg("profiles differ: %s", why.buf);
+	strbuf_release(&why);
+}
+
+/*
+ * decode(encode(p)) == p at every level.  (Not byte for byte the same blob
+ * again: label sets are numbered in the profile's interning order.)
+ */
+static void assert_round_trip(const struct profile *p)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct error err = ERROR_INIT;
+	struct profile *q;
+
+	for (size_t i = 0; i < ARRAY_SIZE(levels); i++) {
+		encode(p, levels[i], &sb);
+		if (blob_decode(sb.buf, sb.len, NULL, &q, &err))
+			fail_msg("level %d: %s", levels[i], err.msg);
+		assert_equal(p, q);
+		profile_free(q);
+	}
+	strbuf_release(&sb);
+}
+
+/* Decoding fails with code and a one-line "blob: " message containing msg (if set). */
+static void assert_decode_fails(const void *data, size_t len, const struct blob_limits *lim,
+				int code, const char *msg)
+{
+	struct error err = ERROR_INIT;
+	struct profile *q = (struct profile *)1;
+
+	if (!blob_decode(data, len, lim, &q, &err))
+		fail_msg("decoded (expected \"%s\")", msg ? msg : "an error");
+	assert_null(q);
+	if (err.code != code || strncmp(err.msg, "blob: ", 6) || strchr(err.msg, '\n') ||
+	    (msg && !strstr(err.msg, msg)))
+		fail_msg("code %d \"%s\", expected %d \"%s\"", err.code, err.msg, code, msg);
+}
+
+/* A body written by hand: varints, as doc/store-format.md lays them out. */
+struct body {
+	struct strbuf sb;
+};
+
+static void put_u(struct body *b, uint64_t v)
+{
+	while (v >= 0x80) {
+		strbuf_addch(&b->sb, (int)(v | 0x80) & 0xff);
+		v >>= 7;
+	}
+	strbuf_addch(&b->sb, (int)v);
+}
+
+static void put_s(struct body *b, int64_t v)
+{
+	put_u(b, ((uint64_t)v << 1) ^ (0 - ((uint64_t)v >> 63)));
+}
+
+static void put_all(struct body *b, const uint64_t *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		put_u(b, v[i]);
+}
+
+/* U(1, 2, 3): those varints, in b. */
+#define U(...)                                      \
+	put_all(b, (const uint64_t[]){__VA_ARGS__}, \
+		sizeof((const uint64_t[]){__VA_ARGS__}) / sizeof(uint64_t))
+
+/* The header and a raw body, ready to decode. */
+static void raw_blob(const struct body *b, struct strbuf *out)
+{
+	strbuf_reset(out);
+	strbuf_add(out, "PLTB\1\0", 6);
+	strbuf_add(out, b->sb.buf, b->sb.len);
+}
+
+/*
+ * A valid body: strings "main" "f" "samples" "count" "k" "v"; frames main
+ * and f; nodes main, main/f; one type samples/count; one label set {k=v};
+ * samples (main/f, {}) = 6 and (main/f, {k=v}) = 9.
+ */
+static void small_body(struct body *b, const char *what)
+{
+	strbuf_reset(&b->sb);
+	U(6, 4, 1, 7, 5, 1, 1);
+	strbuf_addstr(&b->sb, "mainfsamplescountkv");
+	if (!strcmp(what, "strings"))
+		return;
+	U(2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0); /* frames: names 1 then 2, the rest 0 */
+	if (!strcmp(what, "frames"))
+		return;
+	U(2, 0, 0, 0, 0); /* nodes: 1 under 0, 2 under 1; frames 0 then 1 */
+	if (!strcmp(what, "nodes"))
+		return;
+	U(1, 0, 3, 4, 0, 0, 0, 0, 0, 0); /* types, period, times */
+	U(1, 1, 5, 6, 0, 0);		 /* one label set {k=v} */
+	U(0, 0);			 /* no profile labels, no comments */
+	U(2, 2, 0, 0, 1, 3, 4, 6);	 /* samples at node 2, sets 0 and 1, values 2*3 and 3*3 */
+}
+
+static void test_small_body_decodes(void **state)
+{
+	struct strbuf blob = STRBUF_INIT;
+	struct body b = {STRBUF_INIT};
+	struct error err = ERROR_INIT;
+	struct profile *p;
+
+	(void)state;
+	small_body(&b, "all");
+	raw_blob(&b, &blob);
+	assert_int_equal(blob_decode(blob.buf, blob.len, NULL, &p, &err), 0);
+	assert_int_equal(p->nr_nodes, 3);
+	assert_int_equal(p->nr_samples, 2);
+	assert_int_equal(profile_total(p, 0), 15);
+	assert_string_equal(profile_str(p, p->types[0].unit), "count");
+	assert_round_trip(p);
+	profile_free(p);
+	strbuf_release(&blob);
+	strbuf_release(&b.sb);
+}
+
+static void test_fixtures_round_trip(void **state)
+{
+	static const char *const files[] = {
+		"tests/fixtures/folded/base.folded",
+		"tests/fixtures/folded/new.folded",
+		"tests/fixtures/folded/noise.folded",
+		"tests/fixtures/pprof/go_cpu.pb.gz",
+		"tests/fixtures/pprof/go_heap.pb.gz",
+		"fuzz/corpus/pprof/features.pb",
+		"fuzz/corpus/pprof/decimals.pb",
+		"fuzz/corpus/pprof/diff.pb",
+		"tests/fixtures/perf/system_wide.perf.txt",
+		"tests/fixtures/perf/cxx_names.perf.txt",
+		"tests/fixtures/perf/jit_map.perf.txt",
+		"tests/fixtures/perf/multi_event.perf.txt",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		struct error err = ERROR_INIT;
+		struct profile *p;
+		char path[512];
+
+		snprintf(path, sizeof(path), "%s/%s", SOURCE_ROOT, files[i]);
+		if (profile_read_file(path, NULL, &p, &err))
+			fail_msg("%s", err.msg);
+		assert_true(p->nr_samples > 0);
+		assert_round_trip(p);
+		profile_free(p);
+	}
+}
+
+static void test_empty_profiles(void **state)
+{
+	struct profile *p = profile_new();
+
+	(void)state;
+	assert_round_trip(p);
+	profile_add_type(p, "samples", "count");
+	assert_round_trip(p);
+	profile_child(p, 0, profile_frame_named(p, "lonely", 6));
+	assert_round_trip(p);
+	profile_free(p);
+}
+
+static void test_every_feature_round_trips(void **state)
+{
+	struct profile *p = rich_profile();
+
+	(void)state;
+	assert_round_trip(p);
+	profile_free(p);
+}
+
+/* A profile of many stacks (a few thousand nodes) and values of several sizes. */
+static struct profile *big_profile(uint32_t seed)
+{
+	struct profile *p = profile_new();
+	uint32_t frames[24];
+
+	profile_add_type(p, "samples", "count");
+	profile_add_type(p, "cpu", "nanoseconds");
+	for (uint32_t s = 0; s < 3000; s++) {
+		uint32_t x = (s * 2654435761u) ^ seed, depth = 4 + x % 20;
+		int64_t v[2] = {1 + x % 3, (int64_t)(1 + x % 3) * 10000000};
+
+		for (uint32_t d = 0; d < depth; d++) {
+			char name[32];
+
+			snprintf(name, sizeof(name), "fn_%u", (x >> (d % 16)) % (40 + d * 8));
+			frames[d] = profile_frame_named(p, name, strlen(name));
+		}
+		profile_add_sample(p, profile_stack(p, frames, depth), s % 7 ? 0 : 1 + s % 3, v);
+		if (s == 0) {
+			str_label(p, "thread", "a");
+			str_label(p, "thread", "b");
+			str_label(p, "thread", "c");
+		}
+	}
+	return p;
+}
+
+static void test_big_profile_round_trips(void **state)
+{
+	struct profile *p = big_profile(1);
+
+	(void)state;
+	assert_true(p->nr_nodes > 1000);
+	assert_round_trip(p);
+	profile_free(p);
+}
+
+/* blob_merge_into(dst, blob) leaves dst as profile_merge(dst, decode(blob)) does. */
+static void assert_merge_like_profile_merge(struct profile *a, struct profile *b,
+					    const struct profile *src, int level)
+{
+	struct error e1 = ERROR_INIT, e2 = ERROR_INIT;
+	struct strbuf sb = STRBUF_INIT;
+	int r1, r2;
+
+	encode(src, level, &sb);
+	r1 = profile_merge(a, src, &e1);
+	r2 = blob_merge_into(b, sb.buf, sb.len, NULL, &e2);
+	assert_int_equal(r1, r2);
+	if (!r1)
+		assert_equal(a, b);
+	strbuf_release(&sb);
+}
+
+/* Merge each of srcs in turn into two profiles, once as profiles, once as blobs. */
+static void merge_all(struct profile **srcs, size_t n, int level)
+{
+	struct profile *a = profile_new(), *b = profile_new();
+
+	for (size_t i = 0; i < n; i++)
+		assert_merge_like_profile_merge(a, b, srcs[i], level);
+	profile_free(a);
+	profile_free(b);
+}
+
+static void test_merge_into_equals_profile_merge(void **state)
+{
+	struct profile *small[] = {simple_profile(), simple_profile(), big_profile(8),
+				   simple_profile()};
+	struct profile *big[] = {big_profile(2), big_profile(3), big_profile(2)};
+
+	(void)state;
+	small[1]->types[0].decimals = 2; /* merging raises the decimals of what is there */
+	big[1]->types[1].decimals = 1;
+	big[1]->duration_nanos = 5;
+	for (size_t l = 0; l < ARRAY_SIZE(levels); l++) {
+		merge_all(small, ARRAY_SIZE(small), levels[l]); /* big_profile(8) is refused */
+		merge_all(big, ARRAY_SIZE(big), levels[l]);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(small); i++)
+		profile_free(small[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(big); i++)
+		profile_free(big[i]);
+}
+
+static void test_merge_into_rich_and_empty(void **state)
+{
+	struct profile *rich = rich_profile(), *empty = profile_new();
+	struct profile *a = profile_new(), *b = profile_new();
+
+	(void)state;
+	assert_merge_like_profile_merge(a, b, rich, 1);
+	assert_merge_like_profile_merge(a, b, rich, 1); /* sums overflow: both refuse */
+	profile_free(a);
+	profile_free(b);
+	a = profile_new();
+	b = profile_new();
+	assert_merge_like_profile_merge(a, b, empty, 0);
+	assert_merge_like_profile_merge(a, b, empty, 0);
+	profile_free(a);
+	profile_free(b);
+	profile_free(rich);
+	profile_free(empty);
+}
+
+static void test_merge_into_refuses_other_types(void **state)
+{
+	struct profile *p = simple_profile(), *dst = profile_new();
+	struct strbuf sb = STRBUF_INIT;
+	struct error err = ERROR_INIT;
+
+	(void)state;
+	profile_add_type(dst, "cpu", "nanoseconds");
+	add1(dst, "x", 1);
+	encode(p, 1, &sb);
+	assert_int_equal(blob_merge_into(dst, sb.buf, sb.len, NULL, &err), ERR_USAGE);
+	assert_string_equal(err.msg, "blob: cannot merge profiles of different sample types "
+				     "(cpu/nanoseconds and samples/count)");
+	assert_int_equal(profile_total(dst, 0), 1);
+	strbuf_release(&sb);
+	profile_free(p);
+	profile_free(dst);
+}
+
+/* A corrupt blob leaves the profile it was to be merged into as it was. */
+static void test_corrupt_merge_leaves_dst(void **state)
+{
+	struct profile *p = simple_profile(), *dst = simple_profile(), *before = simple_profile();
+	struct strbuf sb = STRBUF_INIT;
+	struct error err = ERROR_INIT;
+
+	(void)state;
+	encode(p, 0, &sb);
+	assert_int_equal(blob_merge_into(dst, sb.buf, sb.len - 1, NULL, &err), ERR_FORMAT);
+	assert_equal(dst, before);
+	strbuf_release(&sb);
+	profile_free(p);
+	profile_free(dst);
+	profile_free(before);
+}
+
+/* A profile's nodes without samples stay in a decoded profile, not in a merged one. */
+static void test_empty_nodes(void **state)
+{
+	struct profile *p = simple_profile(), *q, *m = profile_new();
+	struct strbuf sb = STRBUF_INIT;
+	struct error err = ERROR_INIT;
+
+	(void)state;
+	profile_child(p, 1, profile_frame_named(p, "unsampled", 9));
+	encode(p, 1, &sb);
+	assert_int_equal(blob_decode(sb.buf, sb.len, NULL, &q, &err), 0);
+	assert_int_equal(q->nr_nodes, p->nr_nodes);
+	assert_int_equal(blob_merge_into(m, sb.buf, sb.len, NULL, &err), 0);
+	assert_int_equal(m->nr_nodes, p->nr_nodes - 1);
+	profile_free(p);
+	profile_free(q);
+	profile_free(m);
+	strbuf_release(&sb);
+}
+
+/* Every prefix of a blob is refused, raw or compressed. */
+static void test_truncation_at_every_byte(void **state)
+{
+	struct profile *p = rich_profile();
+	struct strbuf sb = STRBUF_INIT;
+
+	(void)state;
+	for (size_t l = 0; l < ARRAY_SIZE(levels); l++) {
+		encode(p, levels[l], &sb);
+		for (size_t len = 0; len < sb.len; len++)
+			assert_decode_fails(sb.buf, len, NULL, ERR_FORMAT, NULL);
+	}
+	strbuf_release(&sb);
+	profile_free(p);
+}
+
+/* A changed byte is refused, or gives a profile that round-trips; never a crash. */
+static void test_flipped_bytes(void **state)
+{
+	static const uint8_t masks[] = {0x01, 0x10, 0x80, 0xff};
+	struct profile *p = rich_profile();
+	struct strbuf sb = STRBUF_INIT;
+	size_t refused = 0, tried = 0;
+
+	(void)state;
+	for (size_t l = 0; l < ARRAY_SIZE(levels); l++) {
+		encode(p, levels[l], &sb);
+		for (size_t i = 0; i < sb.len; i++) {
+			for (size_t m = 0; m < ARRAY_SIZE(masks); m++) {
+				struct error err = ERROR_INIT;
+				struct profile *q;
+
+				sb.buf[i] ^= (char)masks[m];
+				tried++;
+				if (blob_decode(sb.buf, sb.len, NULL, &q, &err)) {
+					assert_true(err.code == ERR_FORMAT ||
+						    err.code == ERR_LIMIT ||
+						    err.code == ERR_UNSUPPORTED);
+					assert_null(strchr(err.msg, '\n'));
+					refused++;
+				} else {
+					/*
+					 * zstd's checksum catches changes to a compressed body;
+					 * one to its frame header may leave the content as it was.
+					 */
+					if (levels[l])
+						assert_equal(p, q);
+					assert_round_trip(q);
+					profile_free(q);
+				}
+				sb.buf[i] ^= (char)masks[m];
+			}
+		}
+	}
+	assert_true(refused > tried / 2);
+	strbuf_release(&sb);
+	profile_free(p);
+}
+
+static void test_header_errors(void **state)
+{
+	struct profile *p = big_profile(7);
+	struct strbuf sb = STRBUF_INIT;
+
+	(void)state;
+	encode(p, 1, &sb);
+	assert_decode_fails("PLT", 3, NULL, ERR_FORMAT, "not a profile blob");
+	assert_decode_fails("PLTX\1\0", 6, NULL, ERR_FORMAT, "not a profile blob");
+	sb.buf[4] = 2;
+	assert_decode_fails(sb.buf, sb.len, NULL, ERR_UNSUPPORTED, "blob: version 2");
+	sb.buf[4] = 1;
+	sb.buf[5] = 3;
+	assert_decode_fails(sb.buf, sb.len, NULL, ERR_UNSUPPORTED, "blob: unknown flags 0x03");
+	sb.buf[5] = 1;
+	strbuf_addch(&sb, 0);
+	assert_decode_fails(sb.buf, sb.len, NULL, ERR_FORMAT, "not one whole zstd frame");
+	strbuf_release(&sb);
+	profile_free(p);
+}
+
+/* Each part of a valid body spoiled by hand gives its own message. */
+static void test_body_errors(void **state)
+{
+	struct body body = {STRBUF_INIT}, *b = &body;
+	struct strbuf blob = STRBUF_INIT;
+
+	(void)state;
+	small_body(b, "all");
+	strbuf_addch(&b->sb, 0);
+	raw_blob(b, &blob);
+	assert_decode_fails(blob.buf, blob.len, NULL, ERR_FORMAT,
+			    "blob: 1 bytes after the samples");
+
+	strbuf_reset(&b->sb);
+	for (int i = 0; i < 10; i++)
+		strbuf_addch(&b->sb, 0xff);
+	strbuf_addch(&b->sb, 0x01);
+	raw_blob(b, &blob);
+	assert_decode_fails(blob.buf, blob.len, NULL, ERR_FORMAT,
+			    "blob: strings: count: number over 64 bits");
+
+	strbuf_reset(&b->sb);
+	U(1000, 1, 1);
+	raw_blob(b, &blob);
+	assert_decode_fails(blob.buf, blob.len, NULL, ERR_FORMAT,
+			    "blob: 1000 strings cannot fit in the 2 bytes left");
+	strbuf_reset(&b->sb);
+	U(1ull << 40);
+	raw_blob(b, &blob);
+	assert_decode_fails(blob.buf, blob.len, NULL, ERR_LIMIT, "blob: 1099511627776 strings");
+	strbuf_reset(&b->sb);
+	U(2, 1, 200, 'a');
+	raw_blob(b, &blob);
+	assert_decode_fails(blob.buf, blob.len, NULL, ERR_FORMAT,
+			    "blob: string 2: length 200 past the end");
+
+	small_body(b, "strings");
+	U(1, 12, 0, 0, 0, 0, 0); /* 1 + 6 */
+	raw_blob(b, &blob);
+	assert_decode_fails(blob.buf, blob.len, NULL, ERR_FORMAT,
+			    "blob: frame 0: name 7 out of range");
+	small_body(b, "strings");
+	U(1, 0, 9, 0, 0, 0, 0);
+	raw_blob(b, &blob);
+	assert_decode_fails(blob.buf, blob.len, NULL, ERR_FORMAT,
+			    "blob: frame 0: module 9 out of range");
+	small_body(b, "strings");
+	U(1, 0, 0, 0, 0, 0, 16);
+	raw_blob(b, &blob);
+	assert_decode_fails(blob.buf, blob.len, NULL, ERR_FORMAT,
+			    "blob: frame 0: flags 16 out of range");
+
+	small_body(b, "frames");
+	U(2, 0, 5, 0, 0);
+	raw_blob(b, &blob);
+	assert_decode_fails(blob.buf, blob.len, NULL, ERR_FORMAT,
+			    "blob: node 2: parent delta 5 out of range (at most 1)");
+	small_body(b, "frames");
+	U(2, 0, 0, 0, 4);
+	raw_blob(b, &blob);
+	assert_decode_fails(blob.buf, blob.len, NULL, ERR_FORMAT,
+			    "blob: node 2: frame 3 out of range");
+
+	small_body(b, "nodes");
+	U(17);
+	raw_blob(b, &blob);
+	assert_decode_fails(blob.buf, blob.len, NULL, ERR_LIMIT,
+			    "blob: 17 sample types (at most 16");
+	small_body(b, "nodes");
+	U(1, 1);
+	raw_blob(b, &blob);
+	assert_decode_fails(blob.buf, blob.len, NULL, ERR_FORMAT,
+			    "blob: sample types: default 1 out of range");
+	small_body(b, "nodes");
+	U(1, 0, 3, 4, 10);
+	raw_blob(b, &blob);
+	assert_decode_fails(blob.buf, blob.len, NULL, ERR_FORMAT,
+			    "blob: sample type 0: decimals 10 out of range");
+	small_body(b, "nodes");
+	U(1, 0, 3, 4, 0, 0, 0, 0, 0);
+	raw_blob(b, &blob);
+	assert_decode_fails(blob.buf, blob.len, NULL, ERR_FORMAT,
+			    "blob: profile: duration: data ends inside it");
+
+	small_body(b, "nodes");
+	U(1, 0, 3, 4, 0, 0, 0, 0, 0, 0, 1, 1, 5, 6, 0, 0, 2); /* profile labels: set 2 of 2 */
+	raw_blob(b, &blob);
+	assert_decode_fails(blob.buf, blob.len, NULL, ERR_FORMAT,
+			    "blob: profile: labels 2 out of range");
+	strbuf_release(&blob);
+	strbuf_release(&b->sb);
+}
+
+static void test_sample_errors(void **state)
+{
+	struct body body = {STRBUF_INIT}, *b = &body;
+	struct strbuf blob = STRBUF_INIT;
+
+	(void)state;
+	small_body(b, "nodes");
+	U(1, 0, 3, 4, 0, 0, 0, 0, 0, 0, 1, 1, 5, 6, 0, 0, 0, 0);
+	U(2, 2, 1, 0, 0, 1, 1, 1); /* node 2 then node 3 */
+	raw_blob(b, &blob);
+	assert_decode_fails(blob.buf, blob.len, NULL, ERR_FORMAT,
+			    "blob: sample 1: node delta 1 out of range");
+	small_body(b, "nodes");
+	U(1, 0, 3, 4, 0, 0, 0, 0, 0, 0, 1, 1, 5, 6, 0, 0, 0, 0);
+	U(2, 2, 0, 1, 1, 1, 1, 1); /* the same (node, set) twice */
+	raw_blob(b, &blob);
+	assert_decode_fails(blob.buf, blob.len, NULL, ERR_FORMAT,
+			    "blob: sample 1: not after sample 0 (node 2)");
+	small_body(b, "nodes");
+	U(1, 0, 3, 4, 0, 0, 0, 0, 0, 0, 1, 1, 5, 6, 0, 0, 0, 0);
+	U(1, 2, 0, 1ull << 62, 4); /* 2 * 2^62 */
+	raw_blob(b, &blob);
+	assert_decode_fails(blob.buf, blob.len, NULL, ERR_FORMAT,
+			    "blob: sample 0: value of type 0 over 64 bits");
+
+	/* INT64_MIN is -1 times 2^63: the largest divisor there is. */
+	small_body(b, "nodes");
+	U(1, 0, 3, 4, 0, 0, 0, 0, 0, 0, 1, 1, 5, 6, 0, 0, 0, 0);
+	U(1, 2, 0, 1ull << 63);
+	put_s(b, -1);
+	raw_blob(b, &blob);
+	{
+		struct error err = ERROR_INIT;
+		struct profile *p;
+
+		assert_int_equal(blob_decode(blob.buf, blob.len, NULL, &p, &err), 0);
+		assert_true(profile_total(p, 0) == INT64_MIN);
+		assert_round_trip(p);
+		profile_free(p);
+	}
+	strbuf_release(&blob);
+	strbuf_release(&b->sb);
+}
+
+static void test_limits(void **state)
+{
+	struct profile *p = big_profile(4);
+	struct strbuf sb = STRBUF_INIT;
+	struct blob_limits lim = BLOB_LIMITS_DEFAULT;
+	struct error err = ERROR_INIT;
+	struct profile *q;
+	char msg[128];
+
+	(void)state;
+	encode(p, 1, &sb);
+	lim.max_nodes = p->nr_nodes - 2;
+	snprintf(msg, sizeof(msg), "blob: %u nodes (limit %u)", p->nr_nodes - 1, lim.max_nodes);
+	assert_decode_fails(sb.buf, sb.len, &lim, ERR_LIMIT, msg);
+	lim.max_nodes = p->nr_nodes - 1;
+	assert_int_equal(blob_decode(sb.buf, sb.len, &lim, &q, &err), 0);
+	profile_free(q);
+	lim = (struct blob_limits)BLOB_LIMITS_DEFAULT;
+	lim.max_strings = 10;
+	assert_decode_fails(sb.buf, sb.len, &lim, ERR_LIMIT, "strings (limit 10)");
+	lim = (struct blob_limits)BLOB_LIMITS_DEFAULT;
+	lim.max_samples = 100;
+	assert_decode_fails(sb.buf, sb.len, &lim, ERR_LIMIT, "samples (limit 100)");
+	lim = (struct blob_limits)BLOB_LIMITS_DEFAULT;
+	lim.max_inflated = 1000;
+	assert_decode_fails(sb.buf, sb.len, &lim, ERR_LIMIT, "(limit 1000)");
+	encode(p, 0, &sb);
+	assert_decode_fails(sb.buf, sb.len, &lim, ERR_LIMIT, "blob: body of");
+	strbuf_release(&sb);
+	profile_free(p);
+}
+
+/* zstd frames that would inflate past the limit are refused before anything is allocated. */
+static void test_zstd_bombs(void **state)
+{
+	size_t big = (size_t)80 << 20, cap = ZSTD_compressBound(big), n;
+	char *zeros = calloc(1, big), *z = malloc(6 + cap);
+	struct blob_limits lim = BLOB_LIMITS_DEFAULT;
+	ZSTD_CCtx *c = ZSTD_createCCtx();
+
+	(void)state;
+	assert_non_null(zeros);
+	assert_non_null(z);
+	memcpy(z, "PLTB\1\1", 6);
+	n = ZSTD_compress(z + 6, cap, zeros, big, 1);
+	assert_false(ZSTD_isError(n));
+	assert_true(n < 8192);
+	assert_decode_fails(z, 6 + n, NULL, ERR_LIMIT, "blob: body inflates to 83886080 bytes");
+	lim.max_inflated = 1 << 20;
+	n = ZSTD_compress(z + 6, cap, zeros, (size_t)2 << 20, 1);
+	assert_decode_fails(z, 6 + n, &lim, ERR_LIMIT, "inflates to 2097152 bytes (limit 1048576)");
+	/* A frame that does not state its size would have to be inflated to learn it. */
+	ZSTD_CCtx_setParameter(c, ZSTD_c_contentSizeFlag, 0);
+	{
+		ZSTD_inBuffer in = {zeros, (size_t)1 << 20, 0};
+		ZSTD_outBuffer out = {z + 6, cap, 0};
+
+		assert_int_equal(ZSTD_compressStream2(c, &out, &in, ZSTD_e_end), 0);
+		assert_decode_fails(z, 6 + out.pos, NULL, ERR_FORMAT, "does not state its size");
+	}
+	/* Zeros where the body should be: decodes as far as the zeros go, then stops. */
+	n = ZSTD_compress(z + 6, cap, zeros, 64, 1);
+	assert_decode_fails(z, 6 + n, NULL, ERR_FORMAT, "blob: 50 bytes after the samples");
+	ZSTD_freeCCtx(c);
+	free(zeros);
+	free(z);
+}
+
+static void test_encode_choices(void **state)
+{
+	struct profile *p = profile_new(), *big = big_profile(5);
+	struct strbuf sb = STRBUF_INIT;
+	struct error err = ERROR_INIT;
+
+	(void)state;
+	assert_int_equal(blob_encode_level(p, 100, &sb, &err), ERR_USAGE);
+	assert_int_equal(sb.len, 0);
+	/* Too small for zstd to shrink: stored raw at any level. */
+	encode(p, 3, &sb);
+	assert_int_equal(sb.buf[5], 0);
+	encode(big, 3, &sb);
+	assert_int_equal(sb.buf[5], 1);
+	assert_memory_equal(sb.buf, "PLTB\1", 5);
+	/* blob_encode appends. */
+	strbuf_reset(&sb);
+	strbuf_addstr(&sb, "key");
+	assert_int_equal(blob_encode(p, &sb, &err), 0);
+	assert_memory_equal(sb.buf, "keyPLTB", 7);
+	strbuf_release(&sb);
+	profile_free(p);
+	profile_free(big);
+}
+
+/* What the store does: truncate to max_nodes, keep the blob. */
+static void test_truncated_profile_round_trips(void **state)
+{
+	struct profile *p = big_profile(6), *t;
+	struct error err = ERROR_INIT;
+
+	(void)state;
+	t = profile_truncate(p, 1, 200, &err);
+	assert_non_null(t);
+	assert_true(t->nr_nodes < p->nr_nodes);
+	assert_true(profile_total(t, 1) == profile_total(p, 1));
+	assert_round_trip(t);
+	profile_free(t);
+	profile_free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_small_body_decodes),
+		cmocka_unit_test(test_fixtures_round_trip),
+		cmocka_unit_test(test_empty_profiles),
+		cmocka_unit_test(test_every_feature_round_trips),
+		cmocka_unit_test(test_big_profile_round_trips),
+		cmocka_unit_test(test_merge_into_equals_profile_merge),
+		cmocka_unit_test(test_merge_into_rich_and_empty),
+		cmocka_unit_test(test_merge_into_refuses_other_types),
+		cmocka_unit_test(test_corrupt_merge_leaves_dst),
+		cmocka_unit_test(test_empty_nodes),
+		cmocka_unit_test(test_truncation_at_every_byte),
+		cmocka_unit_test(test_flipped_bytes),
+		cmocka_unit_test(test_header_errors),
+		cmocka_unit_test(test_body_errors),
+		cmocka_unit_test(test_sample_errors),
+		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_zstd_bombs),
+		cmocka_unit_test(test_encode_choices),
+		cmocka_unit_test(test_truncated_profile_round_trips),
+	};
+
+	return cmocka_run_group_tests_name("blob", tests, NULL, NULL);
+}
