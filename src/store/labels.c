@@ -237,7 +237,7 @@ static int key_parse_label(struct key_parser *kp)
 	size_t len = strspn(kp->c.p, TEXT_KEY_CHARS);
 	char value[LABEL_VALUE_MAX + 1];
 	enum unquote_status st;
-	const char *key;
+	const char *key, *start;
 
 	if (kp->b.s->nlabels == LABELS_MAX)
 		return text_fail_at(&kp->c, kp->c.p, ERR_LIMIT, "more than %d labels", LABELS_MAX);
@@ -247,10 +247,10 @@ static int key_parse_label(struct key_parser *kp)
 	kp->c.p += len;
 	if (kp->c.p[0] != '=' || kp->c.p[1] != '"')
 		return text_expected(&kp->c, "=\"");
-	kp->c.p++;
+	start = ++kp->c.p;
 	st = text_unquote(&kp->c.p, value, LABEL_VALUE_MAX, &len);
 	if (st != UNQUOTE_OK)
-		return text_fail_at(&kp->c, kp->c.p,
+		return text_fail_at(&kp->c, st == UNQUOTE_UNTERMINATED ? start : kp->c.p,
 				    st == UNQUOTE_TOO_LONG ? ERR_LIMIT : ERR_FORMAT,
 				    "value of label \"%s\" has %s", key, text_unquote_why(st));
 	series_build_add(&kp->b, key, series_build_store(&kp->b, value, len));

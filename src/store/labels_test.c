@@ -138,7 +138,7 @@ static struct series *key_ok(const char *key)
 {
 	struct error err = ERROR_INIT;
 	struct series *s = NULL;
-	char buf[256];
+	char buf[1024];
 
 	if (series_key_parse(key, &s, &err))
 		fail_msg("%s: %s", key, err.msg);
@@ -204,7 +204,28 @@ static void test_key_errors(void **state)
 	expect_key_error("a.cpu{a=\"\\n\"}", ERR_FORMAT,
 			 "series key: column 1: label \"a\" has a control character in its value");
 	expect_key_error("a.cpu{a=\"1}", ERR_FORMAT,
-			 "series key: column 12: value of label \"a\" has no closing quote");
+			 "series key: column 9: value of label \"a\" has no closing quote");
+}
+
+static void test_key_limits(void **state)
+{
+	char key[40 * 12], *p = key, *big;
+	size_t i;
+
+	(void)state;
+	p += snprintf(p, 8, "a.cpu{");
+	for (i = 0; i < LABELS_MAX; i++)
+		p += snprintf(p, 12, "%sk%02zu=\"v\"", i ? "," : "", i);
+	memcpy(p, "}", 2);
+	series_free(key_ok(key));
+	snprintf(p, 12, ",k%02d=\"v\"}", LABELS_MAX);
+	expect_key_error(key, ERR_LIMIT, "series key: column 263: more than 32 labels");
+	big = malloc(1 << 17);
+	assert_non_null(big);
+	memset(big, 'a', (1 << 17) - 1);
+	big[(1 << 17) - 1] = '\0';
+	expect_key_error(big, ERR_LIMIT, "series key: longer than 67879 bytes");
+	free(big);
 }
 
 static struct series *name_ok(const char *name)
@@ -383,6 +404,7 @@ int main(void)
 		cmocka_unit_test(test_key_format),
 		cmocka_unit_test(test_key_parse),
 		cmocka_unit_test(test_key_errors),
+		cmocka_unit_test(test_key_limits),
 		cmocka_unit_test(test_ingest_name_pyroscope),
 		cmocka_unit_test(test_ingest_name_errors),
 		cmocka_unit_test(test_ingest_name_limits),

@@ -23,9 +23,10 @@
  */
 
 #define SELECTOR_MATCHERS_MAX 32
-#define SELECTOR_TEXT_MAX     65536 /* bytes of selector text */
-/* Atoms the bounded repeats of one selector's regexes may add (regex.h). */
-#define SELECTOR_REGEX_BUDGET 4096
+/* Bytes of selector text: room for the longest canonical text (32 values of \xHH escapes). */
+#define SELECTOR_TEXT_MAX 262144
+/* Atoms of all of a selector's regexes, bounded repeats expanded (regex.h). */
+#define SELECTOR_REGEX_BUDGET 2048
 
 enum matcher_op {
 	MATCH_EQ,  /* = */

@@ -425,7 +425,33 @@ static void test_text_limit(void **state)
 	selector_free(parse_ok(text));
 	text[SELECTOR_TEXT_MAX] = ' ';
 	text[SELECTOR_TEXT_MAX + 1] = '\0';
-	expect_error(text, ERR_LIMIT, "selector: longer than 65536 bytes");
+	expect_error(text, ERR_LIMIT, "selector: longer than 262144 bytes");
+	free(text);
+}
+
+/* The longest canonical text (every value escaped) parses again. */
+static void test_longest_canonical(void **state)
+{
+	size_t size = SELECTOR_MATCHERS_MAX * (LABEL_VALUE_MAX * 4 + 16) + 3, i, j;
+	char *text = malloc(size), *p = text, *canon;
+
+	(void)state;
+	assert_non_null(text);
+	*p++ = '{';
+	for (i = 0; i < SELECTOR_MATCHERS_MAX; i++) {
+		p += snprintf(p, 16, "%sk%zu=\"", i ? "," : "", i);
+		for (j = 0; j < LABEL_VALUE_MAX; j++)
+			*p++ = '\x01'; /* one byte in, \x01 out */
+		*p++ = '"';
+	}
+	memcpy(p, "}", 2);
+	canon = canonical(text);
+	assert_true(strlen(canon) > strlen(text) * 3);
+	assert_true(strlen(canon) <= SELECTOR_TEXT_MAX);
+	p = canonical(canon);
+	assert_string_equal(p, canon);
+	free(p);
+	free(canon);
 	free(text);
 }
 
@@ -463,32 +489,102 @@ static void test_regex_errors(void **state)
 	selector_free(parse_ok("{k=~\"a{,5}b{2,}c{0,0}\"}"));
 }
 
-/* The repeats of all the regexes of one selector share one budget. */
-static void test_regex_budget(void **state)
+#define TOO_MANY(n) "more than " #n " atoms with its repeats expanded (x+ and x* cost nothing)"
+
+/* Bounded repeats count as the copies glibc makes; a selector's regexes share one budget. */
+static void test_regex_atoms(void **state)
+{
+	char text[LABEL_VALUE_MAX + 16];
+
+	(void)state;
+	selector_free(parse_ok("{k=~\"x{1000}y{24}\"}"));
+	expect_error("{k=~\"x{1000}y{25}\"}", ERR_LIMIT,
+		     "selector: column 5: bad regex in k=~\"x{1000}y{25}\": " TOO_MANY(1024));
+	/* Nested repeats multiply: 8 x 8 x 16 = 1024. */
+	selector_free(parse_ok("{k=~\"((x{8}){8}){16}\"}"));
+	expect_error("{k=~\"((x{8}){8}){17}\"}", ERR_LIMIT,
+		     "selector: column 5: bad regex in k=~\"((x{8}){8}){17}\": " TOO_MANY(1024));
+	/* Stars and pluses cost nothing. */
+	selector_free(parse_ok("{k=~\"(a*b+c){300}\"}"));
+	selector_free(parse_ok("{j=~\"a{1000}\",k=~\"b{1000}\",l=~\"c{48}\"}"));
+	expect_error("{j=~\"a{1000}\",k=~\"b{1000}\",l=~\"c{49}\"}", ERR_LIMIT,
+		     "selector: column 31: bad regex in l=~\"c{49}\": " TOO_MANY(48));
+	/* The longest value is a regex of 1024 atoms. */
+	memcpy(text, "{k=~\"", 5);
+	memset(text + 5, 'a', LABEL_VALUE_MAX);
+	memcpy(text + 5 + LABEL_VALUE_MAX, "\"}", 3);
+	selector_free(parse_ok(text));
+}
+
+#define OPTIONAL "more than 128 optional atoms (as in x? or x{0,128}; x* costs nothing)"
+
+/* glibc's matcher slows with the square of the atoms it may skip. */
+static void test_regex_optional_atoms(void **state)
+{
+	char text[512], *p = text;
+	int i;
+
+	(void)state;
+	selector_free(parse_ok("{k=~\"x{0,128}\",j=~\"(a?b){128}\",l=~\"(a|b|){64}\"}"));
+	selector_free(parse_ok("{k=~\"[0-9]{1,3}(\\\\.[0-9]{1,3}){3}\"}"));
+	selector_free(parse_ok("{k=~\"([a-z]*){128}\"}"));
+	expect_error("{k=~\"x{0,129}\"}", ERR_LIMIT,
+		     "selector: column 5: bad regex in k=~\"x{0,129}\": " OPTIONAL);
+	expect_error("{k=~\"(a?b){129}\"}", ERR_LIMIT,
+		     "selector: column 5: bad regex in k=~\"(a?b){129}\": " OPTIONAL);
+	expect_error("{k=~\"(a|b|){65}\"}", ERR_LIMIT,
+		     "selector: column 5: bad regex in k=~\"(a|b|){65}\": " OPTIONAL);
+	p += snprintf(p, 8, "{k=~\"");
+	for (i = 0; i < 129; i++)
+		p += snprintf(p, 3, "a?");
+	memcpy(p, "\"}", 3);
+	expect_error(text, ERR_LIMIT,
+		     "selector: column 5: bad regex in "
+		     "k=~\"a?a?a?a?a?a?a?a?a?a?a?a?a?a?a?a?a?a?a?a?a?a?a?a...\": " OPTIONAL);
+}
+
+/* glibc takes exponential time over loops of what can match nothing. */
+static void test_regex_nullable_loops(void **state)
+{
+	static const char *const refused[] = {
+		"(a?)+",    "(a|)+", "(a|b?)*",	 "a**", "a?+",	       "a{0,5}+",
+		"(x*){2,}", "(^)+",  "(\\\\b)*", "()+", "((a?)(b*))+", "(a|(b|))*",
+	};
+	static const char *const taken[] = {
+		"a+*", "(a|b)+", "(a?b)+", "(a*)?", "(a?){3}", "a*?", "(a|b?c)+", "((a|)b)*",
+	};
+	char text[64], msg[256];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(refused); i++) {
+		snprintf(text, sizeof(text), "{k=~\"%s\"}", refused[i]);
+		snprintf(msg, sizeof(msg),
+			 "selector: column 5: bad regex in k=~\"%s\": a repeat of what can match "
+			 "the empty string (write (a?)+ as a*)",
+			 refused[i]);
+		expect_error(text, ERR_FORMAT, msg);
+	}
+	for (i = 0; i < ARRAY_SIZE(taken); i++) {
+		snprintf(text, sizeof(text), "{k=~\"%s\"}", taken[i]);
+		selector_free(parse_ok(text));
+	}
+}
+
+/* Each repeat on an atom doubles glibc's automaton: a+ and twenty '+' take 700 MiB. */
+static void test_regex_nested_repeats(void **state)
 {
 	(void)state;
-	/* 4 x 999 + 99 = 4095 atoms added: just within. */
-	selector_free(parse_ok("{k=~\"a{1000}b{1000}c{1000}d{1000}e{100}\"}"));
+	selector_free(parse_ok("{k=~\"a++++\"}"));
+	selector_free(parse_ok("{k=~\"((((a+)+)+)+)x+\"}"));
+	selector_free(parse_ok("{k=~\"(((a{2}){2}b+){2})+\"}"));
+	expect_error("{k=~\"a+++++\"}", ERR_LIMIT,
+		     "selector: column 5: bad regex in k=~\"a+++++\": repeats nested more than 4 "
+		     "deep (as in ((a+)+)+ or a++)");
 	expect_error(
-		"{k=~\"a{1000}b{1000}c{1000}d{1000}e{100}f{3}\"}", ERR_LIMIT,
-		"selector: column 5: bad regex in k=~\"a{1000}b{1000}c{1000}d{1000}e{100}f{3}\": "
-		"bounded repeats that add over 4096 atoms, the budget left to the selector's "
-		"regexes "
-		"(x+ and x* cost nothing)");
-	expect_error("{j=~\"a{1000}b{1000}\",k!~\"c{1000}d{1000}e{100}f{3}\"}", ERR_LIMIT,
-		     "selector: column 25: bad regex in k!~\"c{1000}d{1000}e{100}f{3}\": "
-		     "bounded repeats that add over 2098 atoms, the budget left to the selector's "
-		     "regexes "
-		     "(x+ and x* cost nothing)");
-	/* Nested repeats multiply: 16 x 16 x 16 = 4096 atoms, 4095 added. */
-	selector_free(parse_ok("{k=~\"((x{16}){16}){16}\"}"));
-	expect_error("{k=~\"((xy{16}){16}){16}\"}", ERR_LIMIT,
-		     "selector: column 5: bad regex in k=~\"((xy{16}){16}){16}\": "
-		     "bounded repeats that add over 4096 atoms, the budget left to the selector's "
-		     "regexes "
-		     "(x+ and x* cost nothing)");
-	/* Stars and pluses cost nothing. */
-	selector_free(parse_ok("{k=~\"(a*b+c?){1000}\"}"));
+		"{k=~\"x(((([ab]+c){2})+d)*)?\"}", ERR_LIMIT,
+		"selector: column 5: bad regex in k=~\"x(((([ab]+c){2})+d)*)?\": repeats nested "
+		"more than 4 deep (as in ((a+)+)+ or a++)");
 }
 
 /* {k=~"((...))"}: a regex of n nested groups. */
@@ -536,8 +632,12 @@ int main(void)
 		cmocka_unit_test(test_string_errors),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_text_limit),
+		cmocka_unit_test(test_longest_canonical),
 		cmocka_unit_test(test_regex_errors),
-		cmocka_unit_test(test_regex_budget),
+		cmocka_unit_test(test_regex_atoms),
+		cmocka_unit_test(test_regex_optional_atoms),
+		cmocka_unit_test(test_regex_nullable_loops),
+		cmocka_unit_test(test_regex_nested_repeats),
 		cmocka_unit_test(test_regex_depth),
 	};
 
