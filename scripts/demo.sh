@@ -8,7 +8,9 @@
 # demo/flame.html, demo/demo.folded, demo/demo.pb.gz and the top table.
 # Then the same program runs under the in-process agent (libplateau.so,
 # no privileges): CPU and wall time in demo/agent.pb.gz, drawn as
-# demo/agent-wall.svg.
+# demo/agent-wall.svg.  Last, plateau serve starts on an embedded store
+# (demo/store), the program runs under the agent pushing to it, a query
+# draws demo/served.svg, and the server stays up for the printed commands.
 set -eu
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -38,5 +40,41 @@ LD_PRELOAD=$build/libplateau.so PLATEAU_MODES=cpu,wall PLATEAU_OUTPUT=$out/agent
 echo "demo: the in-process agent (LD_PRELOAD=$build/libplateau.so) wrote $out/agent.pb.gz"
 "$plateau" top -n 5 --sample-type cpu "$out/agent.pb.gz"
 echo
+
+# The profile store: plateau serve on an embedded store, the demo under the
+# agent pushing to it every second, then a query by selector and window.
+# The server stays up for the commands printed at the end.
+if [ -f "$out/serve.pid" ] && kill -0 "$(cat "$out/serve.pid")" 2>/dev/null; then
+	kill "$(cat "$out/serve.pid")"
+	sleep 0.5
+fi
+listen=127.0.0.1:4040
+if curl -s -o /dev/null "http://$listen/healthz" 2>/dev/null; then
+	listen=127.0.0.1:0 # 4040 is taken: any free port
+fi
+"$plateau" serve --listen "$listen" --data "$out/store" </dev/null >/dev/null 2>"$out/serve.log" &
+echo $! >"$out/serve.pid"
+url=
+for _ in $(seq 1 50); do
+	url=$(sed -n 's/^plateau serve: listening on \(http:[^,]*\),.*/\1/p' "$out/serve.log")
+	[ -n "$url" ] && break
+	sleep 0.1
+done
+[ -n "$url" ] || { cat "$out/serve.log"; exit 1; }
+LD_PRELOAD=$build/libplateau.so PLATEAU_MODES=cpu,wall PLATEAU_SERVER=$url PLATEAU_APP=demo \
+	PLATEAU_TAGS=env=demo,version=v1 PLATEAU_UPLOAD_INTERVAL=1s "$out/demo" >/dev/null
+"$plateau" query --server "$url" 'demo.cpu{env="demo"}' --from now-10m --format svg -o "$out/served.svg"
+echo "demo: plateau serve ($url, store $out/store) took the agent's pushes;" \
+	"the merged CPU profile of demo.cpu{env=\"demo\"} is $out/served.svg"
+echo
 echo "demo: wrote $out/flame.svg, $out/flame.html, $out/demo.folded, $out/demo.pb.gz," \
-	"$out/agent.pb.gz and $out/agent-wall.svg"
+	"$out/agent.pb.gz, $out/agent-wall.svg and $out/served.svg"
+echo
+echo "plateau serve is still running (pid $(cat "$out/serve.pid")); try:"
+echo "  $plateau query --server $url 'demo.cpu{env=\"demo\"}' --from now-1h | head"
+echo "  $plateau query --server $url 'demo.wall' --from now-1h --format html -o wall.html"
+echo "  curl -s '$url/api/v1/series'"
+echo "  curl -s '$url/api/v1/labels/version/values'"
+echo "  curl -s '$url/api/v1/timeline?query=demo.cpu&from=now-10m&step=10s'"
+echo "  curl -s '$url/metrics' | grep ^plateau_"
+echo "stop it with: kill $(cat "$out/serve.pid")"

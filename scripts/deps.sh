@@ -12,7 +12,7 @@ libcmocka-dev libcurl4-openssl-dev libcjson-dev
 libsqlite3-dev libmicrohttpd-dev
 clang libclang-rt-14-dev
 lld
-linux-perf golang-go perl python3 python3-jsonschema time
+linux-perf golang-go perl python3 python3-jsonschema time curl
 libgoogle-perftools-dev google-perftools heaptrack
 libxml2-utils
 chromium

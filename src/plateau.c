@@ -21,7 +21,10 @@ static const struct command commands[] = {
 	{"convert", cmd_convert, "convert between profile formats"},
 	{"diff", cmd_diff, "differential flame graph of two profiles"},
 	{"flamegraph", cmd_flamegraph, "draw an interactive flame graph (SVG or HTML)"},
+	{"push", cmd_push, "send a profile to plateau serve"},
+	{"query", cmd_query, "merged profile of a selector and time window from plateau serve"},
 	{"record", cmd_record, "sample a command, a process or the system (on-CPU, off-CPU, wall)"},
+	{"serve", cmd_serve, "the continuous profile store: ingest, query, diff (HTTP)"},
 	{"top", cmd_top, "functions by self and total, with confidence intervals"},
 };
 

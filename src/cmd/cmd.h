@@ -18,7 +18,10 @@ int cmd_collapse(int argc, const char **argv);
 int cmd_convert(int argc, const char **argv);
 int cmd_diff(int argc, const char **argv);
 int cmd_flamegraph(int argc, const char **argv);
+int cmd_push(int argc, const char **argv);
+int cmd_query(int argc, const char **argv);
 int cmd_record(int argc, const char **argv);
+int cmd_serve(int argc, const char **argv);
 int cmd_top(int argc, const char **argv);
 
 /* Shared by the commands (src/cmd/util.c). */

@@ -149,7 +149,8 @@ size_t series_key_format(const struct series *s, char *buf, size_t size)
 	size_t n = MIN(s->nlabels, (size_t)LABELS_MAX), i;
 	struct textout o;
 
-	memcpy(sorted, s->labels, n * sizeof(sorted[0]));
+	if (n)
+		memcpy(sorted, s->labels, n * sizeof(sorted[0]));
 	labels_sort(sorted, n);
 	textout_init(&o, buf, size);
 	textout_addstr(&o, s->app);

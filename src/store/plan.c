@@ -35,7 +35,7 @@ static int keep_row(const struct store_row *r, void *arg)
 		lr->rows = xrealloc(lr->rows, lr->alloc * sizeof(*lr->rows));
 		lr->blobs = xrealloc(lr->blobs, lr->alloc * sizeof(*lr->blobs));
 	}
-	lr->blobs[lr->n] = xmemdup(r->blob, r->len);
+	lr->blobs[lr->n] = r->len ? xmemdup(r->blob, r->len) : NULL;
 	lr->rows[lr->n] = *r;
 	lr->rows[lr->n].blob = lr->blobs[lr->n];
 	lr->n++;
@@ -70,23 +70,38 @@ static int64_t ceil_to(int64_t t, int64_t w)
 	return s == t ? t : s + w;
 }
 
-static int plan_level(struct store *s, const struct plan_series *ps, int level, int64_t from,
-		      int64_t until, int (*fn)(const struct store_row *, void *), void *arg,
-		      struct error *err);
+/* One plan: where rows go, and whether they need their blobs. */
+struct plan {
+	struct store *s;
+	const struct plan_series *ps;
+	int (*fn)(const struct store_row *, void *);
+	void *arg;
+	bool totals; /* rows without blobs (scan_totals) */
+	struct error *err;
+};
+
+static int plan_level(const struct plan *pl, int level, int64_t from, int64_t until);
+
+static int scan_level(const struct plan *pl, int level, int64_t from, int64_t until,
+		      int (*fn)(const struct store_row *, void *), void *arg)
+{
+	const struct store_backend *be = pl->s->be;
+
+	return (pl->totals ? be->scan_totals : be->scan)(pl->s, pl->ps->id, level, from, until, fn,
+							  arg, pl->err);
+}
 
 /* Windows [a, b) of LEVEL: rollups where usable, the level below for the runs between. */
-static int plan_windows(struct store *s, const struct plan_series *ps, int level, int64_t a,
-			int64_t b, int (*fn)(const struct store_row *, void *), void *arg,
-			struct error *err)
+static int plan_windows(const struct plan *pl, int level, int64_t a, int64_t b)
 {
 	struct level_rows lr = {0};
 	int64_t w = store_level_ns[level], gap = a; /* start of the run still to plan below */
 	size_t si = 0;
 	int rc;
 
-	rc = s->be->scan(s, ps->id, level, a, b, keep_row, &lr, err);
+	rc = scan_level(pl, level, a, b, keep_row, &lr);
 	if (rc == 0)
-		rc = s->be->stale_range(s, ps->id, level, a, b, keep_stale, &lr, err);
+		rc = pl->s->be->stale_range(pl->s, pl->ps->id, level, a, b, keep_stale, &lr, pl->err);
 	for (size_t i = 0; rc == 0 && i < lr.n; i++) {
 		const struct store_row *r = &lr.rows[i];
 
@@ -95,21 +110,20 @@ static int plan_windows(struct store *s, const struct plan_series *ps, int level
 		if (si < lr.nstale && lr.stale[si] == r->t0)
 			continue; /* stale: planned below with its neighbours */
 		if (gap < r->t0)
-			rc = plan_level(s, ps, level - 1, gap, r->t0, fn, arg, err);
+			rc = plan_level(pl, level - 1, gap, r->t0);
 		if (rc == 0)
-			rc = fn(r, arg);
+			rc = pl->fn(r, pl->arg);
 		gap = r->t0 + w;
 	}
 	if (rc == 0 && gap < b)
-		rc = plan_level(s, ps, level - 1, gap, b, fn, arg, err);
+		rc = plan_level(pl, level - 1, gap, b);
 	level_rows_free(&lr);
 	return rc;
 }
 
-static int plan_level(struct store *s, const struct plan_series *ps, int level, int64_t from,
-		      int64_t until, int (*fn)(const struct store_row *, void *), void *arg,
-		      struct error *err)
+static int plan_level(const struct plan *pl, int level, int64_t from, int64_t until)
 {
+	const struct plan_series *ps = pl->ps;
 	int64_t a, b, w;
 	int rc = 0;
 
@@ -117,25 +131,41 @@ static int plan_level(struct store *s, const struct plan_series *ps, int level, 
 	if (from >= until || (ps->last_ns && (until <= ps->first_ns || from > ps->last_ns)))
 		return 0;
 	if (level == 0)
-		return s->be->scan(s, ps->id, 0, from, until, fn, arg, err);
+		return scan_level(pl, 0, from, until, pl->fn, pl->arg);
 	w = store_level_ns[level];
 	a = ceil_to(from, w);
 	b = store_window_of(w, until);
 	if (a >= b)
-		return plan_level(s, ps, level - 1, from, until, fn, arg, err);
-	rc = plan_level(s, ps, level - 1, from, a, fn, arg, err);
+		return plan_level(pl, level - 1, from, until);
+	rc = plan_level(pl, level - 1, from, a);
 	if (rc == 0)
-		rc = plan_windows(s, ps, level, a, b, fn, arg, err);
+		rc = plan_windows(pl, level, a, b);
 	if (rc == 0)
-		rc = plan_level(s, ps, level - 1, b, until, fn, arg, err);
+		rc = plan_level(pl, level - 1, b, until);
 	return rc;
+}
+
+static int plan_run(struct plan *pl, int max_level, int64_t from, int64_t until)
+{
+	if (max_level < 0 || max_level >= STORE_LEVELS)
+		return error_set(pl->err, ERR_USAGE, "store: plan level %d out of range", max_level);
+	return plan_level(pl, max_level, from, until);
 }
 
 int store_plan(struct store *s, const struct plan_series *ps, int max_level, int64_t from,
 	       int64_t until, int (*fn)(const struct store_row *, void *), void *arg,
 	       struct error *err)
 {
-	if (max_level < 0 || max_level >= STORE_LEVELS)
-		return error_set(err, ERR_USAGE, "store: plan level %d out of range", max_level);
-	return plan_level(s, ps, max_level, from, until, fn, arg, err);
+	struct plan pl = {s, ps, fn, arg, false, err};
+
+	return plan_run(&pl, max_level, from, until);
+}
+
+int store_plan_totals(struct store *s, const struct plan_series *ps, int max_level,
+		      int64_t from, int64_t until, int (*fn)(const struct store_row *, void *),
+		      void *arg, struct error *err)
+{
+	struct plan pl = {s, ps, fn, arg, true, err};
+
+	return plan_run(&pl, max_level, from, until);
 }

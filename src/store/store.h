@@ -45,12 +45,14 @@ struct store_row {
 	int level;
 	int64_t t0, t1; /* [t0, t1) */
 	int64_t samples; /* number of level-0 profiles merged in (1 at level 0) */
+	int64_t total;	 /* the profile's total (one sample type): timelines read only this */
 	const void *blob;
 	size_t len;
 };
 
 struct store_stats {
 	int64_t series, rows, bytes_blobs, bytes_disk;
+	int64_t stale; /* rollup windows waiting */
 	int64_t oldest_ns, newest_ns;
 };
 
@@ -90,6 +92,11 @@ struct store_backend {
 	int (*scan)(struct store *s, int64_t series, int level, int64_t from, int64_t until,
 		    int (*fn)(const struct store_row *, void *), void *arg, struct error *err);
 
+	/* As scan, without reading the blobs (blob NULL, len 0): timelines. */
+	int (*scan_totals)(struct store *s, int64_t series, int level, int64_t from,
+			   int64_t until, int (*fn)(const struct store_row *, void *), void *arg,
+			   struct error *err);
+
 	/* Stale rollup windows, oldest t0 first, up to MAX; FN non-zero stops. */
 	int (*stale_each)(struct store *s, size_t max,
 			  int (*fn)(int64_t series, int level, int64_t t0, int64_t gen, void *),
@@ -105,6 +112,8 @@ struct store_backend {
 	/* The t1 of the oldest level-0 row; 0 when there is none. */
 	int (*oldest)(struct store *s, int64_t *t, struct error *err);
 	int (*stats)(struct store *s, struct store_stats *st, struct error *err);
+	/* Housekeeping off the push path (SQLite: a WAL checkpoint); any thread but one at a time. */
+	int (*maintain)(struct store *s, struct error *err);
 };
 
 /* What every backend's handle starts with. */

@@ -9,7 +9,7 @@
  *
  * Schema (version 1):
  *   series(id, key UNIQUE, app, type, first_ns, last_ns)
- *   profiles(id, series, level, t0, t1, n, blob)   index (series, level, t0)
+ *   profiles(id, series, level, t0, t1, n, total, blob)   index (series, level, t0)
  *   stale(series, level, t0, gen)                  rollup windows to redo
  *   meta(k, v)                                     schema version
  * Level-0 rows of one series may share a t0 (two pushes of one window);
@@ -30,6 +30,8 @@
 #define SCHEMA_VERSION "1"
 #define READERS_MAX    8
 #define BUSY_MS	       10000
+/* Pages of WAL before a commit checkpoints by itself: maintain() normally does it first. */
+#define WAL_AUTOCHECKPOINT 16384
 
 const int64_t store_level_ns[STORE_LEVELS] = {0, 60000000000LL, 600000000000LL,
 					      3600000000000LL};
@@ -44,6 +46,7 @@ enum stmt_id {
 	ST_ROLLUP_DEL,
 	ST_STALE_CLEAR,
 	ST_SCAN,
+	ST_SCAN_TOTALS,
 	ST_STALE_EACH,
 	ST_STALE_RANGE,
 	ST_DELETE_BEFORE,
@@ -63,15 +66,17 @@ static const char *const stmt_sql[ST_COUNT] = {
 			   "last_ns = CASE WHEN ?3 > last_ns THEN ?3 ELSE last_ns END "
 			   "WHERE id = ?1",
 	[ST_SERIES_ALL] = "SELECT id, key, app, type, first_ns, last_ns FROM series ORDER BY id",
-	[ST_PUT] = "INSERT INTO profiles(series, level, t0, t1, n, blob) "
-		   "VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+	[ST_PUT] = "INSERT INTO profiles(series, level, t0, t1, n, total, blob) "
+		   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
 	[ST_STALE_MARK] = "INSERT INTO stale(series, level, t0, gen) VALUES (?1, ?2, ?3, 1) "
 			  "ON CONFLICT(series, level, t0) DO UPDATE SET gen = gen + 1",
 	[ST_ROLLUP_DEL] = "DELETE FROM profiles WHERE series = ?1 AND level = ?2 AND t0 = ?3",
 	[ST_STALE_CLEAR] = "DELETE FROM stale WHERE series = ?1 AND level = ?2 AND t0 = ?3 "
 			   "AND gen = ?4",
-	[ST_SCAN] = "SELECT t0, t1, n, blob FROM profiles "
+	[ST_SCAN] = "SELECT t0, t1, n, total, blob FROM profiles "
 		    "WHERE series = ?1 AND level = ?2 AND t0 >= ?3 AND t0 < ?4 ORDER BY t0",
+	[ST_SCAN_TOTALS] = "SELECT t0, t1, n, total FROM profiles "
+			   "WHERE series = ?1 AND level = ?2 AND t0 >= ?3 AND t0 < ?4 ORDER BY t0",
 	[ST_STALE_EACH] = "SELECT series, level, t0, gen FROM stale ORDER BY t0, level LIMIT ?1",
 	[ST_STALE_RANGE] = "SELECT t0 FROM stale WHERE series = ?1 AND level = ?2 "
 			   "AND t0 >= ?3 AND t0 < ?4 ORDER BY t0",
@@ -80,7 +85,7 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_OLDEST] = "SELECT MIN(t1) FROM profiles WHERE level = 0",
 	[ST_STATS] = "SELECT (SELECT COUNT(*) FROM series), COUNT(*), "
 		     "COALESCE(SUM(LENGTH(blob)), 0), COALESCE(MIN(t0), 0), "
-		     "COALESCE(MAX(t1), 0) FROM profiles",
+		     "COALESCE(MAX(t1), 0), (SELECT COUNT(*) FROM stale) FROM profiles",
 };
 
 static const char schema_sql[] =
@@ -90,7 +95,7 @@ static const char schema_sql[] =
 	" last_ns INTEGER NOT NULL);"
 	"CREATE TABLE IF NOT EXISTS profiles(id INTEGER PRIMARY KEY, series INTEGER NOT NULL,"
 	" level INTEGER NOT NULL, t0 INTEGER NOT NULL, t1 INTEGER NOT NULL, n INTEGER NOT NULL,"
-	" blob BLOB NOT NULL);"
+	" total INTEGER NOT NULL, blob BLOB NOT NULL);"
 	"CREATE INDEX IF NOT EXISTS profiles_window ON profiles(series, level, t0);"
 	"CREATE INDEX IF NOT EXISTS profiles_end ON profiles(t1);"
 	"CREATE TABLE IF NOT EXISTS stale(series INTEGER NOT NULL, level INTEGER NOT NULL,"
@@ -110,6 +115,7 @@ struct sqlite_store {
 	bool fsync;
 	pthread_mutex_t wmu; /* the writer connection */
 	struct conn writer;
+	struct conn ckpt;    /* maintain()'s own connection, opened on first use */
 	pthread_mutex_t rmu; /* the reader pool */
 	struct conn *idle[READERS_MAX];
 	size_t nidle;
@@ -143,8 +149,10 @@ static int conn_open(struct conn *c, const char *path, bool fsync, bool writer,
 	}
 	sqlite3_busy_timeout(c->db, BUSY_MS);
 	snprintf(pragmas, sizeof(pragmas),
-		 "%sPRAGMA journal_mode=WAL; PRAGMA synchronous=%s; PRAGMA foreign_keys=OFF;",
-		 writer ? "PRAGMA auto_vacuum=INCREMENTAL; " : "", fsync ? "FULL" : "NORMAL");
+		 "%sPRAGMA journal_mode=WAL; PRAGMA synchronous=%s; PRAGMA foreign_keys=OFF;"
+		 " PRAGMA wal_autocheckpoint=%d;",
+		 writer ? "PRAGMA auto_vacuum=INCREMENTAL; " : "", fsync ? "FULL" : "NORMAL",
+		 WAL_AUTOCHECKPOINT);
 	if (writer && (sqlite3_exec(c->db, pragmas, NULL, NULL, &msg) != SQLITE_OK ||
 		       sqlite3_exec(c->db, schema_sql, NULL, NULL, &msg) != SQLITE_OK)) {
 		error_set(err, ERR_IO, "store: %s: %s", path, msg ? msg : "cannot set up");
@@ -353,7 +361,8 @@ static int put_one(struct conn *c, const struct store_row *r, struct error *err)
 	sqlite3_bind_int64(q, 3, r->t0);
 	sqlite3_bind_int64(q, 4, r->t1);
 	sqlite3_bind_int64(q, 5, r->samples);
-	sqlite3_bind_blob64(q, 6, r->blob, r->len, SQLITE_STATIC);
+	sqlite3_bind_int64(q, 6, r->total);
+	sqlite3_bind_blob64(q, 7, r->blob, r->len, SQLITE_STATIC);
 	rc = step_done(c, q, "storing a profile", err);
 	return rc;
 }
@@ -440,10 +449,13 @@ static int scan_row(sqlite3_stmt *q, void *arg)
 		.t0 = sqlite3_column_int64(q, 0),
 		.t1 = sqlite3_column_int64(q, 1),
 		.samples = sqlite3_column_int64(q, 2),
-		.blob = sqlite3_column_blob(q, 3),
-		.len = (size_t)sqlite3_column_bytes(q, 3),
+		.total = sqlite3_column_int64(q, 3),
 	};
 
+	if (sqlite3_column_count(q) > 4) {
+		r.blob = sqlite3_column_blob(q, 4);
+		r.len = (size_t)sqlite3_column_bytes(q, 4);
+	}
 	return cb->fn(&r, cb->arg);
 }
 
@@ -454,6 +466,15 @@ static int scan(struct store *st, int64_t series, int level, int64_t from, int64
 	int64_t args[] = {series, level, from, until};
 
 	return read_rows(ss(st), ST_SCAN, args, 4, scan_row, &cb, "reading profiles", err);
+}
+
+static int scan_totals(struct store *st, int64_t series, int level, int64_t from, int64_t until,
+		       int (*fn)(const struct store_row *, void *), void *arg, struct error *err)
+{
+	struct scan_cb cb = {series, level, fn, arg};
+	int64_t args[] = {series, level, from, until};
+
+	return read_rows(ss(st), ST_SCAN_TOTALS, args, 4, scan_row, &cb, "reading totals", err);
 }
 
 struct stale_cb {
@@ -550,6 +571,7 @@ static int stats_row(sqlite3_stmt *q, void *arg)
 	out->bytes_blobs = sqlite3_column_int64(q, 2);
 	out->oldest_ns = sqlite3_column_int64(q, 3);
 	out->newest_ns = sqlite3_column_int64(q, 4);
+	out->stale = sqlite3_column_int64(q, 5);
 	return 0;
 }
 
@@ -566,10 +588,29 @@ static int stats(struct store *st, struct store_stats *out, struct error *err)
 	return rc;
 }
 
+/*
+ * A passive checkpoint from a connection of its own: it copies what it can
+ * from the WAL into the database without blocking pushes, so that commits
+ * rarely meet a full WAL and checkpoint under the writer's lock.
+ */
+static int maintain(struct store *st, struct error *err)
+{
+	struct sqlite_store *s = ss(st);
+
+	if (!s->ckpt.db && conn_open(&s->ckpt, s->path, s->fsync, true, err) < 0)
+		return ERR_IO;
+	if (sqlite3_wal_checkpoint_v2(s->ckpt.db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL) !=
+	    SQLITE_OK)
+		return db_error(err, s->ckpt.db, "checkpointing");
+	return 0;
+}
+
 static void sqlite_close(struct store *st)
 {
 	struct sqlite_store *s = ss(st);
 
+	if (s->ckpt.db)
+		conn_close(&s->ckpt);
 	conn_close(&s->writer);
 	for (size_t i = 0; i < s->nidle; i++) {
 		conn_close(s->idle[i]);
@@ -589,11 +630,13 @@ static const struct store_backend sqlite_backend = {
 	.put = put,
 	.put_rollup = put_rollup,
 	.scan = scan,
+	.scan_totals = scan_totals,
 	.stale_each = stale_each,
 	.stale_range = stale_range,
 	.delete_before = delete_before,
 	.oldest = oldest,
 	.stats = stats,
+	.maintain = maintain,
 };
 
 int store_sqlite_open(const char *dir, bool fsync, struct store **out, struct error *err)

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plateau serve: the continuous profile store (doc/plateau-serve.md).
+ * The main thread rolls up and applies retention every few seconds; the
+ * HTTP threads serve pushes and queries; SIGINT or SIGTERM stops it
+ * after the requests in flight.
+ */
+#include <signal.h>
+#include <time.h>
+
+#include "util/common.h"
+#include "cmd/cmd.h"
+#include "server/server.h"
+#include "store/timeparse.h"
+
+#define TICK_NS (INT64_C(1000000000))
+#define ROLL_BATCH 256
+
+static const char *const serve_usage[] = {
+	"plateau serve [--listen HOST:PORT] [--data DIR] [--config FILE] [--retention AGE]",
+	"              [--max-disk SIZE] [--fsync]",
+	"plateau serve --check-labels [--data DIR]",
+	NULL,
+};
+
+static volatile sig_atomic_t stopping;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
+
+static int64_t wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Background work until a signal: rollups, then retention once a minute. */
+static void run(struct service *sv)
+{
+	struct timespec tick = {TICK_NS / 1000000000, TICK_NS % 1000000000};
+	int64_t last_retain = 0;
+
+	while (!stopping) {
+		struct error err = ERROR_INIT;
+		int64_t now = wall_ns(), deleted;
+		int done;
+
+		done = service_roll(sv, now, ROLL_BATCH, &err);
+		if (done < 0)
+			warning("rollup: %s", err.msg);
+		err = (struct error)ERROR_INIT;
+		if (service_maintain(sv, &err) < 0)
+			warning("store: %s", err.msg);
+		if (now - last_retain >= 60 * INT64_C(1000000000)) {
+			err = (struct error)ERROR_INIT;
+			if (service_retain(sv, now, &deleted, &err) < 0)
+				warning("retention: %s", err.msg);
+			last_retain = now;
+		}
+		/* A full batch: more is waiting, go on at once. */
+		if (done < ROLL_BATCH)
+			nanosleep(&tick, NULL);
+	}
+}
+
+int cmd_serve(int argc, const char **argv)
+{
+	const char *listen = NULL, *data = "plateau-data", *config = NULL, *retention = NULL,
+		   *max_disk = NULL;
+	bool fsync = false, check = false;
+	const struct option opts[] = {
+		OPT_STRING(0, "listen", &listen, "HOST:PORT", "where to listen (127.0.0.1:4040)"),
+		OPT_STRING(0, "data", &data, "DIR", "the embedded store's directory (plateau-data)"),
+		OPT_STRING(0, "config", &config, "FILE", "tokens, caps and label rules (doc/plateau-serve.md)"),
+		OPT_STRING(0, "retention", &retention, "AGE", "delete profiles older than AGE (30d)"),
+		OPT_STRING(0, "max-disk", &max_disk, "SIZE", "keep the store under SIZE (10GiB), oldest out first"),
+		OPT_BOOL(0, "fsync", &fsync, "survive power loss too, not only a crash (slower pushes)"),
+		OPT_BOOL(0, "check-labels", &check, "print the series count per label and exit"),
+		OPT_END(),
+	};
+	struct server_config cfg;
+	struct error err = ERROR_INIT;
+	struct store *st = NULL;
+	struct service *sv = NULL;
+	struct server *srv = NULL;
+	struct sigaction sa = {.sa_handler = on_signal};
+
+	argc = parse_options(argc, argv, opts, serve_usage);
+	if (argc > 0)
+		die_usage("serve takes no arguments, not '%s'", argv[0]);
+	server_config_init(&cfg);
+	if (config && server_config_load(&cfg, config, &err) < 0)
+		die("%s", err.msg);
+	if (listen && server_config_listen(&cfg, listen, &err) < 0)
+		die_usage("%s", err.msg);
+	if (retention && duration_parse(retention, &cfg.svc.retention_ns, &err) < 0)
+		die_usage("--retention: %s", err.msg);
+	if (max_disk && size_parse(max_disk, &cfg.svc.max_disk, &err) < 0)
+		die_usage("--max-disk: %s", err.msg);
+	if (store_sqlite_open(data, fsync, &st, &err) < 0 ||
+	    service_open(st, &cfg.svc, &sv, &err) < 0)
+		die("%s", err.msg);
+	if (check) {
+		struct strbuf out = STRBUF_INIT;
+
+		service_check_labels(sv, &out, &err);
+		fputs(out.buf ? out.buf : "", stdout);
+		strbuf_release(&out);
+		service_close(sv);
+		store_close(st);
+		server_config_release(&cfg);
+		return 0;
+	}
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (server_start(&cfg, sv, &srv, &err) < 0)
+		die("%s", err.msg);
+	fprintf(stderr, "plateau serve: listening on http://%s:%u, store %s\n", cfg.listen_host,
+		server_port(srv), data);
+	run(sv);
+	server_stop(srv);
+	service_close(sv);
+	store_close(st);
+	server_config_release(&cfg);
+	return 0;
+}

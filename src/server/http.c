@@ -1,0 +1,919 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * plateau serve over HTTP: libmicrohttpd, one thread per connection
+ * (handlers block on the store), routes, tokens, caps and metrics
+ * (server.h, doc/plateau-serve.md).
+ *
+ * A request is refused as early as it can be: a bad token, a
+ * Content-Length over the cap or too many requests in flight get their
+ * 4xx before the body is read.  Every error is a one-line JSON object
+ * {"error": "..."} with a 4xx (the caller's fault) or 5xx status.
+ */
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lib/diff.h"
+#include "lib/format.h"
+#include "lib/input.h"
+#include "lib/output.h"
+#include "lib/pprof.h"
+#include "server/flamebearer.h"
+#include "server/multipart.h"
+#include "server/server.h"
+#include "store/ingest_name.h"
+#include "store/timeparse.h"
+#include "util/alloc.h"
+
+#define NSEC	       INT64_C(1000000000)
+#define PUSH_LABELS_MAX 32
+
+enum route {
+	R_HEALTH,
+	R_METRICS,
+	R_INGEST,
+	R_PROFILES,
+	R_QUERY,
+	R_RENDER,
+	R_DIFF,
+	R_LABELS,
+	R_LABEL_VALUES,
+	R_SERIES,
+	R_TIMELINE,
+	R_NOT_FOUND,
+	R_COUNT
+};
+
+static const char *const route_names[R_COUNT] = {
+	"healthz", "metrics", "ingest",	 "profiles", "query",	 "render",
+	"diff",	   "labels",  "values", "series",   "timeline", "other",
+};
+
+/* Why pushes were refused, for /metrics. */
+enum reject {
+	REJ_AUTH,
+	REJ_BODY,
+	REJ_INFLATED,
+	REJ_FORMAT,
+	REJ_LIMIT,
+	REJ_BUSY,
+	REJ_COUNT
+};
+
+static const char *const reject_names[REJ_COUNT] = {"auth",   "body_size", "inflated_size",
+						    "format", "limit",	   "busy"};
+
+/* Query latency buckets (seconds), Prometheus histogram. */
+static const double latency_le[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+#define NLAT (sizeof(latency_le) / sizeof(latency_le[0]))
+
+struct server {
+	struct MHD_Daemon *d;
+	struct server_config cfg; /* tokens and labels borrowed from the caller's */
+	struct service *sv;
+	atomic_uint inflight;
+	pthread_mutex_t mu; /* metrics */
+	uint64_t requests[R_COUNT][6]; /* by status class 1xx..5xx; [0] unused */
+	uint64_t rejected[REJ_COUNT];
+	uint64_t body_bytes;
+	uint64_t lat_count, lat_bucket[NLAT];
+	double lat_sum;
+};
+
+struct request {
+	struct strbuf body;
+	bool too_big, counted, replied;
+	int64_t start_ns;
+	enum route route;
+};
+
+static int64_t now_ns(int clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (int64_t)ts.tv_sec * NSEC + ts.tv_nsec;
+}
+
+/* ---- replies ---- */
+
+static unsigned status_of(int code)
+{
+	switch (code) {
+	case ERR_FORMAT: return MHD_HTTP_BAD_REQUEST;
+	case ERR_USAGE: return MHD_HTTP_BAD_REQUEST;
+	case ERR_LIMIT: return MHD_HTTP_UNPROCESSABLE_CONTENT;
+	case ERR_UNSUPPORTED: return MHD_HTTP_UNSUPPORTED_MEDIA_TYPE;
+	default: return MHD_HTTP_INTERNAL_SERVER_ERROR;
+	}
+}
+
+static void count_request(struct server *s, struct request *rq, unsigned status)
+{
+	pthread_mutex_lock(&s->mu);
+	if (status / 100 >= 1 && status / 100 <= 5)
+		s->requests[rq->route][status / 100]++;
+	pthread_mutex_unlock(&s->mu);
+}
+
+static enum MHD_Result reply(struct server *s, struct MHD_Connection *c, struct request *rq,
+			     unsigned status, const char *ctype, struct strbuf *body)
+{
+	size_t len = body->len;
+	char *buf = strbuf_detach(body, NULL);
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
+	enum MHD_Result ok;
+
+	if (!r) {
+		free(buf);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, "Content-Type", ctype);
+	if (status == MHD_HTTP_UNAUTHORIZED)
+		MHD_add_response_header(r, "WWW-Authenticate", "Bearer");
+	ok = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	rq->replied = true;
+	count_request(s, rq, status);
+	return ok;
+}
+
+static enum MHD_Result reply_text(struct server *s, struct MHD_Connection *c,
+				  struct request *rq, unsigned status, const char *ctype,
+				  const char *text)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_addstr(&sb, text);
+	return reply(s, c, rq, status, ctype, &sb);
+}
+
+static enum MHD_Result reply_error(struct server *s, struct MHD_Connection *c,
+				   struct request *rq, unsigned status, const char *msg)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_addstr(&sb, "{\"error\":");
+	strbuf_add_json_safe(&sb, msg, strlen(msg));
+	strbuf_addstr(&sb, "}\n");
+	return reply(s, c, rq, status, "application/json", &sb);
+}
+
+static void reject(struct server *s, enum reject why)
+{
+	pthread_mutex_lock(&s->mu);
+	s->rejected[why]++;
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* An error from a push: counted by reason, then replied. */
+static enum MHD_Result push_error(struct server *s, struct MHD_Connection *c,
+				  struct request *rq, const struct error *err)
+{
+	unsigned status = status_of(err->code);
+
+	if (err->code == ERR_LIMIT && strstr(err->msg, "inflate"))
+		status = MHD_HTTP_CONTENT_TOO_LARGE;
+	reject(s, status == MHD_HTTP_CONTENT_TOO_LARGE ? REJ_INFLATED
+		  : err->code == ERR_LIMIT		  ? REJ_LIMIT
+							  : REJ_FORMAT);
+	return reply_error(s, c, rq, status, err->msg);
+}
+
+/* ---- parameters ---- */
+
+static const char *arg(struct MHD_Connection *c, const char *name)
+{
+	return MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, name);
+}
+
+/* A time parameter, DEFAULT when absent; the message names the parameter. */
+static int time_arg(struct MHD_Connection *c, const char *name, int64_t def, int64_t *out,
+		    struct error *err)
+{
+	const char *v = arg(c, name);
+	struct error e = ERROR_INIT;
+
+	*out = def;
+	if (!v || !*v)
+		return 0;
+	if (time_parse(v, now_ns(CLOCK_REALTIME), out, &e) < 0)
+		return error_set(err, ERR_FORMAT, "%s: %s", name, e.msg);
+	return 0;
+}
+
+/* FROM and UNTIL (default: the last hour) under the parameter names given. */
+static int window_args(struct MHD_Connection *c, const char *fname, const char *uname,
+		       int64_t *from, int64_t *until, struct error *err)
+{
+	int64_t now = now_ns(CLOCK_REALTIME);
+
+	if (time_arg(c, fname, now - 3600 * NSEC, from, err) < 0 ||
+	    time_arg(c, uname, now, until, err) < 0)
+		return err->code;
+	if (*until <= *from)
+		return error_set(err, ERR_FORMAT, "%s is not after %s", uname, fname);
+	return 0;
+}
+
+static int selector_arg(struct MHD_Connection *c, const char *name, bool required,
+			struct selector **out, struct error *err)
+{
+	const char *v = arg(c, name);
+	struct error e = ERROR_INIT;
+
+	*out = NULL;
+	if (!v || !*v)
+		return required ? error_set(err, ERR_FORMAT, "%s: missing (a selector such as "
+							  "app.cpu{region=\"eu\"})",
+					    name)
+				: 0;
+	if (selector_parse(v, out, &e) < 0)
+		return error_set(err, e.code, "%s: %s", name, e.msg);
+	return 0;
+}
+
+static int uint_arg(struct MHD_Connection *c, const char *name, uint64_t def, uint64_t max,
+		    uint64_t *out, struct error *err)
+{
+	const char *v = arg(c, name);
+	char *end;
+
+	*out = def;
+	if (!v || !*v)
+		return 0;
+	*out = strtoull(v, &end, 10);
+	if (*end || v[0] == '-' || *out > max)
+		return error_set(err, ERR_FORMAT, "%s: \"%.64s\" is not a whole number up to %llu",
+				 name, v, (unsigned long long)max);
+	return 0;
+}
+
+/* ---- auth ---- */
+
+/* Constant-time comparison: no timing tells how much of a token matched. */
+static bool same_secret(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned char d = la != lb;
+
+	for (size_t i = 0; i < la; i++)
+		d |= (unsigned char)a[i] ^ (unsigned char)b[i % (lb ? lb : 1)];
+	return d == 0;
+}
+
+static bool authorized(const struct server *s, struct MHD_Connection *c, unsigned scope)
+{
+	const char *h;
+
+	if (s->cfg.ntokens == 0)
+		return true;
+	h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+	if (!h || strncmp(h, "Bearer ", 7))
+		return false;
+	for (size_t i = 0; i < s->cfg.ntokens; i++)
+		if ((s->cfg.tokens[i].scopes & scope) && same_secret(h + 7, s->cfg.tokens[i].value))
+			return true;
+	return false;
+}
+
+/* ---- push ---- */
+
+static int read_body(const struct server *s, const char *name, const void *data, size_t len,
+		     enum profile_format want, struct profile **out, struct error *err)
+{
+	struct input in;
+	struct read_options o = {0};
+	int rc = input_from_buf(&in, name, data, len, s->cfg.max_inflated, err);
+
+	if (rc < 0)
+		return rc;
+	if (want == FMT_UNKNOWN)
+		want = format_detect(in.data, in.len);
+	if (want == FMT_PPROF)
+		rc = pprof_read(&in, &o, out, err);
+	else if (want == FMT_FOLDED)
+		rc = folded_read(&in, &o, out, err);
+	else
+		rc = error_set(err, ERR_UNSUPPORTED, "%s: not pprof or folded stacks", name);
+	input_close(&in);
+	return rc;
+}
+
+/* The pprof part of a multipart push (Pyroscope's clients send "profile"). */
+static int multipart_profile(const struct server *s, struct MHD_Connection *c,
+			     const struct strbuf *body, struct profile **out, struct error *err)
+{
+	const char *ctype = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+	char boundary[MULTIPART_BOUNDARY_MAX + 1];
+	struct multipart_reader r;
+	struct multipart_part part;
+	int rc;
+
+	rc = multipart_boundary(ctype, boundary, err);
+	if (rc < 0)
+		return rc;
+	multipart_init(&r, boundary, body->buf, body->len);
+	while ((rc = multipart_next(&r, &part, err)) > 0)
+		if (!strcmp(part.name, "profile"))
+			return read_body(s, "profile", part.data, part.len, FMT_PPROF, out, err);
+	return rc < 0 ? rc : error_set(err, ERR_FORMAT, "multipart: no \"profile\" part");
+}
+
+static bool is_multipart(struct MHD_Connection *c)
+{
+	const char *t = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+
+	return t && !strncasecmp(t, "multipart/form-data", 19);
+}
+
+static int push_window(struct MHD_Connection *c, int64_t *t0, int64_t *t1, struct error *err)
+{
+	int64_t now = now_ns(CLOCK_REALTIME);
+
+	if (time_arg(c, "from", now - 10 * NSEC, t0, err) < 0 ||
+	    time_arg(c, "until", now, t1, err) < 0)
+		return err->code;
+	if (*t1 < *t0)
+		return error_set(err, ERR_FORMAT, "until is before from");
+	return 0;
+}
+
+/* Pyroscope's legacy push: name=app.type{k=v}, format, from, until. */
+static enum MHD_Result on_ingest(struct server *s, struct MHD_Connection *c, struct request *rq)
+{
+	const char *name = arg(c, "name"), *format = arg(c, "format");
+	struct error err = ERROR_INIT;
+	struct series *se = NULL;
+	struct profile *p = NULL;
+	struct ingest_req req;
+	enum profile_format f = FMT_FOLDED;
+	int rc;
+
+	if (!name)
+		return push_error(s, c, rq, &(struct error){ERR_FORMAT, "name: missing (app.cpu{k=v})"});
+	rc = ingest_name_parse(name, &se, &err);
+	if (rc == 0)
+		rc = push_window(c, &req.t0, &req.t1, &err);
+	if (rc == 0 && format && strcmp(format, "folded") && strcmp(format, "pprof") &&
+	    strcmp(format, "lines"))
+		rc = error_set(&err, ERR_UNSUPPORTED,
+			       "format: \"%.32s\" is not supported (folded, lines or pprof)", format);
+	if (rc == 0 && (is_multipart(c) || (format && !strcmp(format, "pprof"))))
+		f = FMT_PPROF;
+	if (rc == 0 && is_multipart(c))
+		rc = multipart_profile(s, c, &rq->body, &p, &err);
+	else if (rc == 0)
+		rc = read_body(s, "body", rq->body.buf ? rq->body.buf : "", rq->body.len, f, &p, &err);
+	if (rc == 0) {
+		req = (struct ingest_req){se->app, f == FMT_PPROF ? NULL : se->type,
+					  se->labels, se->nlabels, req.t0, req.t1};
+		if (!req.type && f != FMT_PPROF)
+			req.type = INGEST_DEFAULT_TYPE;
+		rc = service_ingest(s->sv, &req, p, &err);
+	}
+	profile_free(p);
+	series_free(se);
+	if (rc < 0)
+		return push_error(s, c, rq, &err);
+	return reply_text(s, c, rq, MHD_HTTP_OK, "application/json", "{}\n");
+}
+
+struct label_args {
+	struct series_label v[PUSH_LABELS_MAX + 1];
+	size_t n;
+	bool too_many;
+};
+
+static enum MHD_Result collect_label(void *cls, enum MHD_ValueKind kind, const char *key,
+				     const char *value)
+{
+	struct label_args *la = cls;
+
+	(void)kind;
+	if (!strcmp(key, "app") || !strcmp(key, "from") || !strcmp(key, "until") ||
+	    !strcmp(key, "format"))
+		return MHD_YES;
+	if (la->n == PUSH_LABELS_MAX) {
+		la->too_many = true;
+		return MHD_NO;
+	}
+	la->v[la->n++] = (struct series_label){key, value ? value : ""};
+	return MHD_YES;
+}
+
+/* plateau's push: a pprof body, app and labels as query parameters, every sample type. */
+static enum MHD_Result on_profiles(struct server *s, struct MHD_Connection *c,
+				   struct request *rq)
+{
+	const char *app = arg(c, "app");
+	struct error err = ERROR_INIT;
+	struct label_args la = {0};
+	struct profile *p = NULL;
+	struct ingest_req req = {0};
+	int rc = 0;
+
+	if (!app || !*app)
+		rc = error_set(&err, ERR_FORMAT, "app: missing");
+	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_label, &la);
+	if (rc == 0 && la.too_many)
+		rc = error_set(&err, ERR_LIMIT, "more than %d labels", PUSH_LABELS_MAX);
+	if (rc == 0)
+		rc = push_window(c, &req.t0, &req.t1, &err);
+	if (rc == 0)
+		rc = read_body(s, "body", rq->body.buf ? rq->body.buf : "", rq->body.len, FMT_PPROF,
+			       &p, &err);
+	if (rc == 0) {
+		req.app = app;
+		req.labels = la.v;
+		req.nlabels = la.n;
+		rc = service_ingest(s->sv, &req, p, &err);
+	}
+	profile_free(p);
+	if (rc < 0)
+		return push_error(s, c, rq, &err);
+	return reply_text(s, c, rq, MHD_HTTP_OK, "application/json", "{}\n");
+}
+
+/* ---- queries ---- */
+
+static void note_latency(struct server *s, struct request *rq)
+{
+	double sec = (double)(now_ns(CLOCK_MONOTONIC) - rq->start_ns) / 1e9;
+
+	pthread_mutex_lock(&s->mu);
+	s->lat_count++;
+	s->lat_sum += sec;
+	for (size_t i = 0; i < NLAT; i++)
+		if (sec <= latency_le[i])
+			s->lat_bucket[i]++;
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* Render P (one sample type) as FORMAT into OUT; *ctype the content type. */
+static int render(const struct server *s, struct MHD_Connection *c, struct profile *p,
+		  const char *format, const char *name, struct strbuf *out, const char **ctype,
+		  struct error *err)
+{
+	uint64_t max_nodes;
+	enum profile_format f;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem;
+	int rc;
+
+	if (uint_arg(c, "maxNodes", s->cfg.max_nodes, UINT32_MAX, &max_nodes, err) < 0)
+		return err->code;
+	if (!format || !strcmp(format, "json")) {
+		struct fb_options o = {.type = 0, .max_nodes = max_nodes, .name = name};
+
+		*ctype = "application/json";
+		return flamebearer_write(p, &o, out, err);
+	}
+	f = format_from_name(format);
+	if (f != FMT_PPROF && f != FMT_FOLDED && f != FMT_SVG && f != FMT_HTML)
+		return error_set(err, ERR_FORMAT,
+				 "format: \"%.32s\" is not json, pprof, folded, svg or html", format);
+	*ctype = f == FMT_PPROF	  ? "application/octet-stream"
+		 : f == FMT_SVG	  ? "image/svg+xml"
+		 : f == FMT_HTML ? "text/html; charset=utf-8"
+				 : "text/plain; charset=utf-8";
+	mem = open_memstream(&buf, &len);
+	if (!mem)
+		return error_set(err, ERR_IO, "out of memory");
+	rc = profile_write(p, f, 0, mem, err);
+	if (fclose(mem) != 0 && rc == 0)
+		rc = error_set(err, ERR_IO, "writing the reply failed");
+	if (rc == 0)
+		strbuf_add(out, buf, len);
+	free(buf);
+	return rc;
+}
+
+static enum MHD_Result on_query(struct server *s, struct MHD_Connection *c, struct request *rq)
+{
+	const char *qname = rq->route == R_RENDER && !arg(c, "query") ? "name" : "query";
+	struct error err = ERROR_INIT;
+	struct selector *sel = NULL;
+	struct profile *p = NULL;
+	struct strbuf out = STRBUF_INIT;
+	const char *ctype = "application/json";
+	int64_t from, until;
+	size_t nseries;
+	int rc;
+
+	rc = selector_arg(c, qname, true, &sel, &err);
+	if (rc == 0)
+		rc = window_args(c, "from", "until", &from, &until, &err);
+	if (rc == 0)
+		rc = service_query(s->sv, sel, from, until, &p, &nseries, &err);
+	if (rc == 0)
+		rc = render(s, c, p, arg(c, "format"), arg(c, qname), &out, &ctype, &err);
+	selector_free(sel);
+	profile_free(p);
+	note_latency(s, rq);
+	if (rc < 0) {
+		strbuf_release(&out);
+		return reply_error(s, c, rq, status_of(rc), err.msg);
+	}
+	return reply(s, c, rq, MHD_HTTP_OK, ctype, &out);
+}
+
+static int side(struct server *s, struct MHD_Connection *c, const char *which,
+		struct profile **out, struct error *err)
+{
+	char fname[32], uname[32];
+	struct selector *sel = NULL;
+	int64_t from, until;
+	size_t n;
+	int rc;
+
+	snprintf(fname, sizeof(fname), "%sFrom", which);
+	snprintf(uname, sizeof(uname), "%sUntil", which);
+	rc = selector_arg(c, which, true, &sel, err);
+	if (rc == 0)
+		rc = window_args(c, fname, uname, &from, &until, err);
+	if (rc == 0)
+		rc = service_query(s->sv, sel, from, until, out, &n, err);
+	selector_free(sel);
+	return rc;
+}
+
+/* Two selections: per-frame left and right with plateau diff's significance. */
+static enum MHD_Result on_diff(struct server *s, struct MHD_Connection *c, struct request *rq)
+{
+	struct error err = ERROR_INIT;
+	struct profile *left = NULL, *right = NULL, *d = NULL;
+	struct diff_options o = {.alpha = 0.05};
+	struct strbuf out = STRBUF_INIT;
+	const char *format = arg(c, "format");
+	char *buf = NULL;
+	size_t len = 0;
+	int rc;
+
+	rc = side(s, c, "left", &left, &err);
+	if (rc == 0)
+		rc = side(s, c, "right", &right, &err);
+	if (rc == 0 && format && !strcmp(format, "flamebearer")) {
+		struct fb_options fo = {.type = 0};
+
+		rc = flamebearer_write_diff(left, right, &fo, &out, &err);
+	} else if (rc == 0) {
+		FILE *mem = open_memstream(&buf, &len);
+
+		d = mem ? diff_build(left, right, &o, &err) : NULL;
+		rc = !mem ? error_set(&err, ERR_IO, "out of memory") : !d ? err.code : 0;
+		if (rc == 0)
+			rc = diff_write_json(d, o.alpha, mem, &err);
+		if (mem)
+			fclose(mem);
+		if (rc == 0)
+			strbuf_add(&out, buf, len);
+		free(buf);
+	}
+	profile_free(d);
+	profile_free(left);
+	profile_free(right);
+	note_latency(s, rq);
+	if (rc < 0) {
+		strbuf_release(&out);
+		return reply_error(s, c, rq, status_of(rc), err.msg);
+	}
+	return reply(s, c, rq, MHD_HTTP_OK, "application/json", &out);
+}
+
+static enum MHD_Result on_labels(struct server *s, struct MHD_Connection *c, struct request *rq,
+				 const char *name)
+{
+	struct error err = ERROR_INIT;
+	struct selector *sel = NULL;
+	struct strbuf out = STRBUF_INIT;
+	int rc = selector_arg(c, "query", false, &sel, &err);
+
+	if (rc == 0 && rq->route == R_SERIES)
+		rc = service_series_json(s->sv, sel, &out, &err);
+	else if (rc == 0 && name)
+		rc = service_label_values(s->sv, name, sel, &out, &err);
+	else if (rc == 0)
+		rc = service_label_names(s->sv, sel, &out, &err);
+	selector_free(sel);
+	if (rc < 0) {
+		strbuf_release(&out);
+		return reply_error(s, c, rq, status_of(rc), err.msg);
+	}
+	strbuf_addch(&out, '\n');
+	return reply(s, c, rq, MHD_HTTP_OK, "application/json", &out);
+}
+
+static enum MHD_Result on_timeline(struct server *s, struct MHD_Connection *c,
+				   struct request *rq)
+{
+	struct error err = ERROR_INIT, e = ERROR_INIT;
+	struct selector *sel = NULL;
+	struct strbuf out = STRBUF_INIT;
+	const char *step_s = arg(c, "step");
+	int64_t from, until, step = 10 * NSEC, *values = NULL;
+	size_t n = 0;
+	int rc;
+
+	rc = selector_arg(c, "query", true, &sel, &err);
+	if (rc == 0)
+		rc = window_args(c, "from", "until", &from, &until, &err);
+	if (rc == 0 && step_s && duration_parse(step_s, &step, &e) < 0)
+		rc = error_set(&err, ERR_FORMAT, "step: %s", e.msg);
+	if (rc == 0)
+		rc = service_timeline(s->sv, sel, from, until, step, &values, &n, &err);
+	if (rc == 0) {
+		strbuf_addf(&out, "{\"from\":%lld,\"step\":%lld,\"values\":[", (long long)from,
+			    (long long)step);
+		for (size_t i = 0; i < n; i++)
+			strbuf_addf(&out, "%s%lld", i ? "," : "", (long long)values[i]);
+		strbuf_addstr(&out, "]}\n");
+	}
+	free(values);
+	selector_free(sel);
+	note_latency(s, rq);
+	if (rc < 0) {
+		strbuf_release(&out);
+		return reply_error(s, c, rq, status_of(rc), err.msg);
+	}
+	return reply(s, c, rq, MHD_HTTP_OK, "application/json", &out);
+}
+
+/* ---- metrics ---- */
+
+static enum MHD_Result on_metrics(struct server *s, struct MHD_Connection *c,
+				  struct request *rq)
+{
+	struct strbuf out = STRBUF_INIT;
+	struct service_counters sc;
+	struct store_stats st = {0};
+	struct error err = ERROR_INIT;
+
+	service_counters(s->sv, &sc);
+	service_store_stats(s->sv, &st, &err);
+	pthread_mutex_lock(&s->mu);
+	strbuf_addstr(&out, "# HELP plateau_http_requests_total HTTP requests by route and status class.\n"
+			    "# TYPE plateau_http_requests_total counter\n");
+	for (int r = 0; r < R_COUNT; r++)
+		for (int k = 1; k <= 5; k++)
+			if (s->requests[r][k])
+				strbuf_addf(&out,
+					    "plateau_http_requests_total{route=\"%s\",code=\"%dxx\"} %llu\n",
+					    route_names[r], k, (unsigned long long)s->requests[r][k]);
+	strbuf_addstr(&out, "# HELP plateau_pushes_rejected_total Pushes refused, by reason.\n"
+			    "# TYPE plateau_pushes_rejected_total counter\n");
+	for (int i = 0; i < REJ_COUNT; i++)
+		strbuf_addf(&out, "plateau_pushes_rejected_total{reason=\"%s\"} %llu\n",
+			    reject_names[i], (unsigned long long)s->rejected[i]);
+	strbuf_addf(&out,
+		    "# HELP plateau_ingest_body_bytes_total Bytes of push bodies received.\n"
+		    "# TYPE plateau_ingest_body_bytes_total counter\n"
+		    "plateau_ingest_body_bytes_total %llu\n"
+		    "# HELP plateau_ingest_profiles_total Profiles stored (one per series a push fed).\n"
+		    "# TYPE plateau_ingest_profiles_total counter\n"
+		    "plateau_ingest_profiles_total %llu\n"
+		    "# HELP plateau_ingest_blob_bytes_total Bytes of stored profile blobs.\n"
+		    "# TYPE plateau_ingest_blob_bytes_total counter\n"
+		    "plateau_ingest_blob_bytes_total %llu\n"
+		    "# HELP plateau_series Series in the store.\n"
+		    "# TYPE plateau_series gauge\n"
+		    "plateau_series %llu\n"
+		    "# HELP plateau_store_bytes Bytes of the store on disk.\n"
+		    "# TYPE plateau_store_bytes gauge\n"
+		    "plateau_store_bytes %lld\n"
+		    "# HELP plateau_store_rows Stored profiles, rollups included.\n"
+		    "# TYPE plateau_store_rows gauge\n"
+		    "plateau_store_rows %lld\n"
+		    "# HELP plateau_rollups_pending Rollup windows waiting to be written.\n"
+		    "# TYPE plateau_rollups_pending gauge\n"
+		    "plateau_rollups_pending %lld\n"
+		    "# HELP plateau_rollups_total Rollup windows written.\n"
+		    "# TYPE plateau_rollups_total counter\n"
+		    "plateau_rollups_total %llu\n"
+		    "# HELP plateau_retention_deleted_total Rows deleted by retention.\n"
+		    "# TYPE plateau_retention_deleted_total counter\n"
+		    "plateau_retention_deleted_total %llu\n"
+		    "# HELP plateau_query_duration_seconds Query latency.\n"
+		    "# TYPE plateau_query_duration_seconds histogram\n",
+		    (unsigned long long)s->body_bytes, (unsigned long long)sc.ingested,
+		    (unsigned long long)sc.ingest_bytes, (unsigned long long)sc.series,
+		    (long long)st.bytes_disk, (long long)st.rows, (long long)st.stale,
+		    (unsigned long long)sc.rollups,
+		    (unsigned long long)sc.deleted);
+	for (size_t i = 0; i < NLAT; i++)
+		strbuf_addf(&out, "plateau_query_duration_seconds_bucket{le=\"%g\"} %llu\n",
+			    latency_le[i], (unsigned long long)s->lat_bucket[i]);
+	strbuf_addf(&out,
+		    "plateau_query_duration_seconds_bucket{le=\"+Inf\"} %llu\n"
+		    "plateau_query_duration_seconds_sum %.6f\n"
+		    "plateau_query_duration_seconds_count %llu\n",
+		    (unsigned long long)s->lat_count, s->lat_sum, (unsigned long long)s->lat_count);
+	pthread_mutex_unlock(&s->mu);
+	return reply(s, c, rq, MHD_HTTP_OK, "text/plain; version=0.0.4", &out);
+}
+
+/* ---- routing ---- */
+
+static enum route route_of(const char *method, const char *url, const char **label)
+{
+	bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD"), post = !strcmp(method, "POST");
+	static const char values_prefix[] = "/api/v1/labels/";
+
+	*label = NULL;
+	if (get && !strcmp(url, "/healthz"))
+		return R_HEALTH;
+	if (get && !strcmp(url, "/metrics"))
+		return R_METRICS;
+	if (post && !strcmp(url, "/ingest"))
+		return R_INGEST;
+	if (post && !strcmp(url, "/api/v1/profiles"))
+		return R_PROFILES;
+	if (get && !strcmp(url, "/api/v1/query"))
+		return R_QUERY;
+	if (get && !strcmp(url, "/render"))
+		return R_RENDER;
+	if (get && !strcmp(url, "/api/v1/diff"))
+		return R_DIFF;
+	if (get && !strcmp(url, "/api/v1/labels"))
+		return R_LABELS;
+	if (get && !strcmp(url, "/api/v1/series"))
+		return R_SERIES;
+	if (get && !strcmp(url, "/api/v1/timeline"))
+		return R_TIMELINE;
+	if (get && !strncmp(url, values_prefix, sizeof(values_prefix) - 1)) {
+		const char *name = url + sizeof(values_prefix) - 1;
+		size_t len = strlen(name);
+
+		if (len > 7 && !strcmp(name + len - 7, "/values")) {
+			*label = name;
+			return R_LABEL_VALUES;
+		}
+	}
+	return R_NOT_FOUND;
+}
+
+static bool writes(enum route r)
+{
+	return r == R_INGEST || r == R_PROFILES;
+}
+
+/* The first call for a request: refuse it before its body when we can. */
+static enum MHD_Result on_headers(struct server *s, struct MHD_Connection *c,
+				  struct request *rq, const char *method, const char *url)
+{
+	const char *label, *cl;
+
+	rq->route = route_of(method, url, &label);
+	if (atomic_fetch_add(&s->inflight, 1) >= s->cfg.max_concurrent) {
+		rq->counted = true;
+		if (writes(rq->route))
+			reject(s, REJ_BUSY);
+		return reply_error(s, c, rq, MHD_HTTP_TOO_MANY_REQUESTS,
+				   "too many requests in flight; retry later");
+	}
+	rq->counted = true;
+	if (rq->route != R_HEALTH && !authorized(s, c, writes(rq->route) ? SCOPE_WRITE : SCOPE_READ)) {
+		if (writes(rq->route))
+			reject(s, REJ_AUTH);
+		return reply_error(s, c, rq, MHD_HTTP_UNAUTHORIZED,
+				   "missing or invalid API token (Authorization: Bearer TOKEN)");
+	}
+	cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if (cl && strtoull(cl, NULL, 10) > s->cfg.max_body) {
+		reject(s, REJ_BODY);
+		return reply_error(s, c, rq, MHD_HTTP_CONTENT_TOO_LARGE, "request body over max-body");
+	}
+	return MHD_YES;
+}
+
+static enum MHD_Result dispatch(struct server *s, struct MHD_Connection *c, struct request *rq,
+				const char *method, const char *url)
+{
+	const char *label;
+	char name[256];
+
+	switch (route_of(method, url, &label)) {
+	case R_HEALTH: return reply_text(s, c, rq, MHD_HTTP_OK, "text/plain", "ok\n");
+	case R_METRICS: return on_metrics(s, c, rq);
+	case R_INGEST: return on_ingest(s, c, rq);
+	case R_PROFILES: return on_profiles(s, c, rq);
+	case R_QUERY:
+	case R_RENDER: return on_query(s, c, rq);
+	case R_DIFF: return on_diff(s, c, rq);
+	case R_LABELS:
+	case R_SERIES: return on_labels(s, c, rq, NULL);
+	case R_LABEL_VALUES:
+		snprintf(name, sizeof(name), "%.*s", (int)(strlen(label) - 7), label);
+		return on_labels(s, c, rq, name);
+	case R_TIMELINE: return on_timeline(s, c, rq);
+	default:
+		return reply_error(s, c, rq, MHD_HTTP_NOT_FOUND, "no such endpoint or method");
+	}
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+				  const char *method, const char *version,
+				  const char *upload_data, size_t *upload_size, void **con_cls)
+{
+	struct server *s = cls;
+	struct request *rq = *con_cls;
+
+	(void)version;
+	if (!rq) {
+		rq = xcalloc(1, sizeof(*rq));
+		rq->start_ns = now_ns(CLOCK_MONOTONIC);
+		*con_cls = rq;
+		return on_headers(s, c, rq, method, url);
+	}
+	if (rq->replied) {
+		*upload_size = 0; /* refused already: the rest of the body goes nowhere */
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		if (rq->body.len + *upload_size > s->cfg.max_body)
+			rq->too_big = true;
+		else
+			strbuf_add(&rq->body, upload_data, *upload_size);
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (rq->too_big) {
+		reject(s, REJ_BODY);
+		return reply_error(s, c, rq, MHD_HTTP_CONTENT_TOO_LARGE, "request body over max-body");
+	}
+	pthread_mutex_lock(&s->mu);
+	s->body_bytes += rq->body.len;
+	pthread_mutex_unlock(&s->mu);
+	return dispatch(s, c, rq, method, url);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+			 enum MHD_RequestTerminationCode why)
+{
+	struct server *s = cls;
+	struct request *rq = *con_cls;
+
+	(void)c;
+	(void)why;
+	if (!rq)
+		return;
+	if (rq->counted)
+		atomic_fetch_sub(&s->inflight, 1);
+	strbuf_release(&rq->body);
+	free(rq);
+	*con_cls = NULL;
+}
+
+int server_start(const struct server_config *cfg, struct service *sv, struct server **out,
+		 struct error *err)
+{
+	struct server *s = xcalloc(1, sizeof(*s));
+	struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons(cfg->port)};
+
+	*out = NULL;
+	if (inet_pton(AF_INET, cfg->listen_host, &addr.sin_addr) != 1) {
+		free(s);
+		return error_set(err, ERR_USAGE, "--listen: \"%s\" is not an IPv4 address",
+				 cfg->listen_host);
+	}
+	s->cfg = *cfg;
+	s->sv = sv;
+	pthread_mutex_init(&s->mu, NULL);
+	s->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+					MHD_USE_ERROR_LOG,
+				cfg->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, &addr,
+				MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+				MHD_OPTION_CONNECTION_LIMIT, (unsigned)(4 * cfg->max_concurrent + 16),
+				MHD_OPTION_CONNECTION_TIMEOUT, 60u, MHD_OPTION_END);
+	if (!s->d) {
+		pthread_mutex_destroy(&s->mu);
+		free(s);
+		return error_set(err, ERR_IO, "cannot listen on %s:%u (in use?)", cfg->listen_host,
+				 cfg->port);
+	}
+	*out = s;
+	return 0;
+}
+
+uint16_t server_port(const struct server *s)
+{
+	const union MHD_DaemonInfo *i = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
+
+	return i ? i->port : 0;
+}
+
+void server_stop(struct server *s)
+{
+	if (!s)
+		return;
+	MHD_stop_daemon(s->d);
+	pthread_mutex_destroy(&s->mu);
+	free(s);
+}

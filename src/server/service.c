@@ -1,0 +1,920 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The server's work without HTTP (service.h, doc/plateau-serve.md).
+ *
+ * The series index lives in memory, loaded from the store at open and
+ * kept sorted by canonical key: an ingest finds its series by binary
+ * search under a read lock and takes the write lock only to add one.
+ * Queries match the selector against the index, then merge, per series,
+ * the rows store_plan() picks (rollups where they are fresh).
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/service.h"
+#include "store/blob.h"
+#include "store/plan.h"
+#include "util/alloc.h"
+
+struct ix_series {
+	int64_t id;
+	char *key;
+	struct series *s; /* parsed from key: app, type, sorted labels */
+	int64_t first_ns, last_ns;
+};
+
+struct service {
+	struct store *st;
+	struct service_config cfg;
+	pthread_rwlock_t mu; /* the index */
+	struct ix_series *v; /* sorted by key */
+	size_t n, alloc;
+	pthread_mutex_t cmu; /* counters */
+	struct service_counters c;
+	char *wide_key; /* widest_label()'s answer while the index has wide_at series */
+	size_t wide_at, wide_n;
+	/* Group commit: pushes waiting for a transaction, and whether one runs. */
+	pthread_mutex_t qmu;
+	pthread_cond_t qcv;
+	struct batch *queue;
+	bool committing;
+};
+
+/* One push's rows waiting to commit. */
+struct batch {
+	const struct store_row *rows;
+	size_t n;
+	int rc;
+	bool done;
+	struct error err;
+	struct batch *next;
+};
+
+/* ---- the index ---- */
+
+static int key_cmp(const char *a, const struct ix_series *e)
+{
+	return strcmp(a, e->key);
+}
+
+/* Where KEY is or would go (caller holds mu). */
+static size_t ix_find(const struct service *sv, const char *key, bool *found)
+{
+	size_t lo = 0, hi = sv->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = key_cmp(key, &sv->v[mid]);
+
+		if (c == 0) {
+			*found = true;
+			return mid;
+		}
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	*found = false;
+	return lo;
+}
+
+/* Insert a series parsed from its key (caller holds mu for writing). */
+static int ix_insert(struct service *sv, int64_t id, const char *key, int64_t first,
+		     int64_t last, struct error *err)
+{
+	struct series *s;
+	bool found;
+	size_t at = ix_find(sv, key, &found);
+
+	if (found)
+		return 0;
+	if (series_key_parse(key, &s, err) < 0)
+		return err->code;
+	if (sv->n == sv->alloc) {
+		sv->alloc = sv->alloc ? 2 * sv->alloc : 256;
+		sv->v = xrealloc(sv->v, sv->alloc * sizeof(*sv->v));
+	}
+	memmove(&sv->v[at + 1], &sv->v[at], (sv->n - at) * sizeof(*sv->v));
+	sv->v[at] = (struct ix_series){id, xstrdup(key), s, first, last};
+	sv->n++;
+	return 0;
+}
+
+static int load_series(const struct store_series *se, void *arg)
+{
+	struct service *sv = arg;
+	struct error err = ERROR_INIT;
+
+	/* A key this build cannot parse stays in the store, unqueried. */
+	ix_insert(sv, se->id, se->key, se->first_ns, se->last_ns, &err);
+	return 0;
+}
+
+int service_open(struct store *st, const struct service_config *cfg, struct service **out,
+		 struct error *err)
+{
+	struct service *sv = xcalloc(1, sizeof(*sv));
+	int rc;
+
+	sv->st = st;
+	sv->cfg = *cfg;
+	pthread_rwlock_init(&sv->mu, NULL);
+	pthread_mutex_init(&sv->cmu, NULL);
+	pthread_mutex_init(&sv->qmu, NULL);
+	pthread_cond_init(&sv->qcv, NULL);
+	rc = st->be->series_each(st, load_series, sv, err);
+	if (rc < 0) {
+		service_close(sv);
+		*out = NULL;
+		return rc;
+	}
+	sv->c.series = sv->n;
+	*out = sv;
+	return 0;
+}
+
+void service_close(struct service *sv)
+{
+	if (!sv)
+		return;
+	for (size_t i = 0; i < sv->n; i++) {
+		free(sv->v[i].key);
+		series_free(sv->v[i].s);
+	}
+	free(sv->v);
+	free(sv->wide_key);
+	pthread_rwlock_destroy(&sv->mu);
+	pthread_mutex_destroy(&sv->cmu);
+	pthread_mutex_destroy(&sv->qmu);
+	pthread_cond_destroy(&sv->qcv);
+	free(sv);
+}
+
+static void count(struct service *sv, uint64_t *field, uint64_t n)
+{
+	pthread_mutex_lock(&sv->cmu);
+	*field += n;
+	pthread_mutex_unlock(&sv->cmu);
+}
+
+int service_maintain(struct service *sv, struct error *err)
+{
+	return sv->st->be->maintain(sv->st, err);
+}
+
+int service_store_stats(struct service *sv, struct store_stats *st, struct error *err)
+{
+	return sv->st->be->stats(sv->st, st, err);
+}
+
+void service_counters(struct service *sv, struct service_counters *c)
+{
+	pthread_mutex_lock(&sv->cmu);
+	*c = sv->c;
+	pthread_mutex_unlock(&sv->cmu);
+}
+
+/* ---- ingest ---- */
+
+static bool label_allowed(const struct service *sv, const char *key)
+{
+	const char *const *a = sv->cfg.allow_labels;
+
+	if (!a)
+		return true;
+	for (; *a; a++)
+		if (!strcmp(*a, key))
+			return true;
+	return false;
+}
+
+struct kv {
+	const char *key, *value;
+};
+
+static int kv_cmp(const void *a, const void *b)
+{
+	const struct kv *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+
+	return c ? c : strcmp(x->value, y->value);
+}
+
+/*
+ * The label with the most distinct values, for the budget message (caller
+ * holds mu).  Sorting every (key, value) pair costs a moment at 100,000
+ * series, so the answer is kept until the index changes: while the budget
+ * is full it does not.
+ */
+static const char *widest_label(struct service *sv, size_t *nvalues)
+{
+	struct kv *v;
+	size_t n = 0, best_n = 0, run = 0;
+
+	if (sv->wide_at == sv->n && sv->wide_key) {
+		*nvalues = sv->wide_n;
+		return sv->wide_key;
+	}
+	for (size_t i = 0; i < sv->n; i++)
+		n += sv->v[i].s->nlabels;
+	v = xmalloc((n + 1) * sizeof(*v));
+	n = 0;
+	for (size_t i = 0; i < sv->n; i++)
+		for (size_t j = 0; j < sv->v[i].s->nlabels; j++)
+			v[n++] = (struct kv){sv->v[i].s->labels[j].key, sv->v[i].s->labels[j].value};
+	if (n)
+		qsort(v, n, sizeof(*v), kv_cmp);
+	free(sv->wide_key);
+	sv->wide_key = NULL;
+	for (size_t i = 0; i < n; i++) {
+		bool new_key = i == 0 || strcmp(v[i].key, v[i - 1].key);
+
+		run = new_key ? 1 : run + (strcmp(v[i].value, v[i - 1].value) != 0);
+		if (run > best_n) {
+			best_n = run;
+			free(sv->wide_key);
+			sv->wide_key = xstrdup(v[i].key);
+		}
+	}
+	free(v);
+	sv->wide_at = sv->n;
+	sv->wide_n = best_n;
+	*nvalues = best_n;
+	return sv->wide_key;
+}
+
+/* The id of series KEY, created within the budget. */
+static int series_id(struct service *sv, const char *key, const struct series *s, int64_t *id,
+		     struct error *err)
+{
+	bool found, created;
+	size_t at;
+	int rc = 0;
+
+	pthread_rwlock_rdlock(&sv->mu);
+	at = ix_find(sv, key, &found);
+	if (found)
+		*id = sv->v[at].id;
+	pthread_rwlock_unlock(&sv->mu);
+	if (found)
+		return 0;
+	pthread_rwlock_wrlock(&sv->mu);
+	at = ix_find(sv, key, &found);
+	if (found) {
+		*id = sv->v[at].id;
+	} else if (sv->cfg.series_budget && sv->n >= sv->cfg.series_budget) {
+		size_t nv = 0;
+		const char *wide = widest_label(sv, &nv);
+
+		rc = wide ? error_set(err, ERR_LIMIT,
+				      "series budget of %llu reached (label \"%s\" has %zu values): "
+				      "refusing %s",
+				      (unsigned long long)sv->cfg.series_budget, wide, nv, key)
+			  : error_set(err, ERR_LIMIT, "series budget of %llu reached: refusing %s",
+				      (unsigned long long)sv->cfg.series_budget, key);
+	} else {
+		rc = sv->st->be->series_get(sv->st, key, s->app, s->type, id, &created, err);
+		if (rc == 0)
+			rc = ix_insert(sv, *id, key, 0, 0, err);
+		if (rc == 0)
+			count(sv, &sv->c.series, 1);
+	}
+	pthread_rwlock_unlock(&sv->mu);
+	return rc;
+}
+
+/*
+ * A single-type view of a pushed profile, for the blob encoder: the
+ * push's strings, frames, tree and label sets as they are (the encoder
+ * only reads them and keeps what the samples use), one value column and
+ * only the samples with a value in it.  Building a copy of the tree per
+ * sample type cost as much as the rest of a push.
+ */
+struct type_view {
+	struct profile v;
+	struct sample_type st;
+	struct psample *samples;
+	int64_t *values;
+};
+
+/* TYPE_ID: TYPE interned in P (before the view copies P's string table). */
+static void view_init(struct type_view *tv, const struct profile *p, uint32_t t,
+		      uint32_t type_id)
+{
+	uint32_t n = 0;
+
+	tv->samples = xmalloc((p->nr_samples + 1) * sizeof(*tv->samples));
+	tv->values = xmalloc((p->nr_samples + 1) * sizeof(*tv->values));
+	for (uint32_t i = 0; i < p->nr_samples; i++) {
+		int64_t v = profile_sample_values(p, i)[t];
+
+		if (v == 0)
+			continue;
+		tv->samples[n] = p->samples[i];
+		tv->values[n++] = v;
+	}
+	tv->v = *p;
+	tv->st = p->types[t];
+	tv->st.type = type_id;
+	tv->v.types = &tv->st;
+	tv->v.nr_types = 1;
+	tv->v.default_type = 0;
+	tv->v.samples = tv->samples;
+	tv->v.values = tv->values;
+	tv->v.nr_samples = n;
+	tv->v.keep_order = false;
+	tv->v.nr_order = 0;
+}
+
+static void view_release(struct type_view *tv)
+{
+	free(tv->samples);
+	free(tv->values);
+}
+
+/* The deepest stack of P, in frames (a node's id is above its parent's). */
+static uint32_t max_depth(const struct profile *p)
+{
+	uint32_t *depth = xmalloc((p->nr_nodes + 1) * sizeof(*depth)), max = 0;
+
+	depth[0] = 0;
+	for (uint32_t n = 1; n < p->nr_nodes; n++) {
+		depth[n] = depth[p->nodes[n].parent] + 1;
+		if (depth[n] > max)
+			max = depth[n];
+	}
+	free(depth);
+	return max;
+}
+
+/* Validate the push's labels and build the series of type TYPE; KEY gets its key. */
+static int push_series(struct service *sv, const struct ingest_req *req, const char *type,
+		       struct series *s, char *key, size_t keysize, struct error *err)
+{
+	size_t need;
+
+	*s = (struct series){req->app, type, req->labels, req->nlabels};
+	for (size_t i = 0; i < req->nlabels; i++)
+		if (!label_allowed(sv, req->labels[i].key))
+			return error_set(err, ERR_LIMIT, "label \"%s\" is not in the allow-list",
+					 req->labels[i].key);
+	if (series_validate(s, err) < 0)
+		return err->code;
+	need = series_key_format(s, key, keysize);
+	if (need >= keysize)
+		return error_set(err, ERR_LIMIT, "series key of %zu bytes is too long", need);
+	return 0;
+}
+
+struct pending {
+	struct store_row *rows;
+	struct strbuf *blobs;
+	char **keys;
+	size_t n;
+};
+
+static int add_row(struct service *sv, const struct ingest_req *req, struct profile *p,
+		   uint32_t t, const char *type, struct pending *pd, struct error *err)
+{
+	struct type_view tv;
+	struct series s;
+	char key[8192];
+	int64_t id;
+	int rc;
+
+	rc = push_series(sv, req, type, &s, key, sizeof(key), err);
+	if (rc == 0)
+		rc = series_id(sv, key, &s, &id, err);
+	if (rc < 0)
+		return rc;
+	view_init(&tv, p, t, profile_intern_str(p, type));
+	strbuf_init(&pd->blobs[pd->n], 4096);
+	rc = blob_encode(&tv.v, &pd->blobs[pd->n], err);
+	if (rc == 0) {
+		pd->rows[pd->n] = (struct store_row){
+			.series = id,
+			.t0 = req->t0,
+			.t1 = req->t1,
+			.samples = 1,
+			.total = profile_total(&tv.v, 0),
+			.blob = pd->blobs[pd->n].buf,
+			.len = pd->blobs[pd->n].len,
+		};
+		pd->keys[pd->n] = xstrdup(key);
+		pd->n++;
+	} else {
+		strbuf_release(&pd->blobs[pd->n]);
+	}
+	view_release(&tv);
+	return rc;
+}
+
+/* Commit the waiting batches (taken off the queue) in one transaction. */
+static void commit_batches(struct service *sv, struct batch *list)
+{
+	struct error err = ERROR_INIT;
+	struct store_row *all;
+	size_t n = 0;
+	int rc;
+
+	for (struct batch *b = list; b; b = b->next)
+		n += b->n;
+	all = xmalloc((n + 1) * sizeof(*all));
+	n = 0;
+	for (struct batch *b = list; b; b = b->next) {
+		memcpy(all + n, b->rows, b->n * sizeof(*all));
+		n += b->n;
+	}
+	rc = sv->st->be->put(sv->st, all, n, &err);
+	free(all);
+	pthread_mutex_lock(&sv->qmu);
+	for (struct batch *b = list, *next; b; b = next) {
+		next = b->next;
+		b->rc = rc;
+		b->err = err;
+		b->done = true; /* b belongs to its pusher again from here */
+	}
+	sv->committing = false;
+	pthread_cond_broadcast(&sv->qcv);
+	pthread_mutex_unlock(&sv->qmu);
+}
+
+/*
+ * Group commit: a push joins the queue; whoever finds no transaction
+ * running takes the whole queue into one.  Under load one commit carries
+ * many pushes, and each push still returns only once its rows are durable.
+ */
+static int commit(struct service *sv, const struct store_row *rows, size_t n, struct error *err)
+{
+	struct batch b = {.rows = rows, .n = n};
+
+	pthread_mutex_lock(&sv->qmu);
+	b.next = sv->queue;
+	sv->queue = &b;
+	while (!b.done) {
+		if (sv->committing) {
+			pthread_cond_wait(&sv->qcv, &sv->qmu);
+			continue;
+		}
+		struct batch *list = sv->queue;
+
+		sv->queue = NULL;
+		sv->committing = true;
+		pthread_mutex_unlock(&sv->qmu);
+		commit_batches(sv, list);
+		pthread_mutex_lock(&sv->qmu);
+	}
+	pthread_mutex_unlock(&sv->qmu);
+	if (b.rc < 0)
+		*err = b.err;
+	return b.rc;
+}
+
+/* After a commit: widen the spans of the series pushed to. */
+static void note_spans(struct service *sv, const struct pending *pd)
+{
+	pthread_rwlock_wrlock(&sv->mu);
+	for (size_t i = 0; i < pd->n; i++) {
+		bool found;
+		struct ix_series *e = &sv->v[ix_find(sv, pd->keys[i], &found)];
+
+		if (!found)
+			continue;
+		if (!e->first_ns || pd->rows[i].t0 < e->first_ns)
+			e->first_ns = pd->rows[i].t0;
+		if (pd->rows[i].t1 > e->last_ns)
+			e->last_ns = pd->rows[i].t1;
+	}
+	pthread_rwlock_unlock(&sv->mu);
+}
+
+int service_ingest(struct service *sv, const struct ingest_req *req, struct profile *p,
+		   struct error *err)
+{
+	struct pending pd = {0};
+	size_t ntypes = req->type ? 1 : p->nr_types, bytes = 0;
+	uint32_t depth;
+	int rc = 0;
+
+	if (p->nr_types == 0 || ntypes == 0)
+		return error_set(err, ERR_FORMAT, "the profile has no sample types");
+	if (req->t1 < req->t0)
+		return error_set(err, ERR_FORMAT, "until is before from");
+	if (p->nr_nodes > sv->cfg.max_nodes)
+		return error_set(err, ERR_LIMIT,
+				 "profile of %u call tree nodes is over the limit of %u", p->nr_nodes,
+				 sv->cfg.max_nodes);
+	depth = max_depth(p);
+	if (depth > sv->cfg.max_stack_depth)
+		return error_set(err, ERR_LIMIT, "a stack of %u frames is over the limit of %u",
+				 depth, sv->cfg.max_stack_depth);
+	pd.rows = xcalloc(ntypes, sizeof(*pd.rows));
+	pd.blobs = xcalloc(ntypes, sizeof(*pd.blobs));
+	pd.keys = xcalloc(ntypes, sizeof(*pd.keys));
+	for (size_t i = 0; i < ntypes && rc == 0; i++) {
+		uint32_t t = req->type ? p->default_type : (uint32_t)i;
+		const char *type = req->type ? req->type : profile_str(p, p->types[t].type);
+
+		rc = add_row(sv, req, p, t, type, &pd, err);
+	}
+	if (rc == 0)
+		rc = commit(sv, pd.rows, pd.n, err);
+	if (rc == 0) {
+		note_spans(sv, &pd);
+		for (size_t i = 0; i < pd.n; i++)
+			bytes += pd.rows[i].len;
+		pthread_mutex_lock(&sv->cmu);
+		sv->c.ingested += pd.n;
+		sv->c.ingest_bytes += bytes;
+		pthread_mutex_unlock(&sv->cmu);
+	}
+	for (size_t i = 0; i < pd.n; i++) {
+		strbuf_release(&pd.blobs[i]);
+		free(pd.keys[i]);
+	}
+	free(pd.keys);
+	free(pd.blobs);
+	free(pd.rows);
+	return rc;
+}
+
+/* ---- queries ---- */
+
+struct match {
+	struct plan_series *ps;
+	size_t n;
+};
+
+/* The series SEL selects (all with SEL NULL), copied out of the index. */
+static void select_series(struct service *sv, const struct selector *sel, struct match *m)
+{
+	const char *app = sel ? selector_app(sel) : NULL, *type = sel ? selector_type(sel) : NULL;
+
+	pthread_rwlock_rdlock(&sv->mu);
+	m->ps = xcalloc(sv->n + 1, sizeof(*m->ps));
+	m->n = 0;
+	for (size_t i = 0; i < sv->n; i++) {
+		const struct ix_series *e = &sv->v[i];
+
+		if (app && (strcmp(e->s->app, app) || strcmp(e->s->type, type)))
+			continue;
+		if (sel && !selector_match(sel, e->s))
+			continue;
+		m->ps[m->n++] = (struct plan_series){e->id, e->first_ns, e->last_ns};
+	}
+	pthread_rwlock_unlock(&sv->mu);
+}
+
+struct merge_ctx {
+	struct profile *dst;
+	struct error *err;
+	int64_t samples; /* pushes merged */
+};
+
+static int merge_row(const struct store_row *r, void *arg)
+{
+	struct merge_ctx *mc = arg;
+
+	mc->samples += r->samples;
+	return blob_merge_into(mc->dst, r->blob, r->len, NULL, mc->err);
+}
+
+int service_query(struct service *sv, const struct selector *sel, int64_t from, int64_t until,
+		  struct profile **out, size_t *nseries, struct error *err)
+{
+	struct match m;
+	struct merge_ctx mc = {NULL, err, 0};
+	int rc = 0;
+
+	*out = NULL;
+	if (!selector_app(sel))
+		return error_set(err, ERR_USAGE, "a query names an app and a profile type "
+						 "(app.cpu{...})");
+	mc.dst = profile_new();
+	select_series(sv, sel, &m);
+	for (size_t i = 0; i < m.n && rc == 0; i++)
+		rc = store_plan(sv->st, &m.ps[i], STORE_LEVELS - 1, from, until, merge_row, &mc, err);
+	*nseries = m.n;
+	free(m.ps);
+	if (rc != 0) {
+		profile_free(mc.dst);
+		return rc < 0 ? rc : ERR_IO;
+	}
+	if (mc.dst->nr_types == 0)
+		profile_add_type(mc.dst, selector_type(sel), "count");
+	*out = mc.dst;
+	return 0;
+}
+
+struct timeline_ctx {
+	int64_t from, step, *values;
+	size_t n;
+};
+
+static int add_total(const struct store_row *r, void *arg)
+{
+	struct timeline_ctx *tc = arg;
+	int64_t i = (r->t0 - tc->from) / tc->step;
+
+	if (i >= 0 && (size_t)i < tc->n)
+		tc->values[i] += r->total;
+	return 0;
+}
+
+/* The coarsest rollup level whose windows tile STEP buckets starting at FROM. */
+static int timeline_level(int64_t from, int64_t step)
+{
+	int level = 0;
+
+	for (int l = 1; l < STORE_LEVELS; l++)
+		if (step % store_level_ns[l] == 0 && from % store_level_ns[l] == 0)
+			level = l;
+	return level;
+}
+
+int service_timeline(struct service *sv, const struct selector *sel, int64_t from, int64_t until,
+		     int64_t step, int64_t **values, size_t *n, struct error *err)
+{
+	struct timeline_ctx tc = {.from = from, .step = step};
+	struct match m;
+	int level, rc = 0;
+
+	*values = NULL;
+	*n = 0;
+	if (step <= 0 || until <= from)
+		return error_set(err, ERR_USAGE, "timeline: the step and the window must be positive");
+	if ((until - from) / step >= SERVICE_TIMELINE_MAX)
+		return error_set(err, ERR_LIMIT, "timeline: more than %d steps",
+				 SERVICE_TIMELINE_MAX);
+	tc.n = (size_t)((until - from + step - 1) / step);
+	tc.values = xcalloc(tc.n, sizeof(*tc.values));
+	level = timeline_level(from, step);
+	select_series(sv, sel, &m);
+	for (size_t i = 0; i < m.n && rc == 0; i++) {
+		/* Totals only: one scan per level-0 range, rollups when they tile the steps. */
+		if (level == 0)
+			rc = sv->st->be->scan_totals(sv->st, m.ps[i].id, 0, from, until, add_total,
+						     &tc, err);
+		else
+			rc = store_plan_totals(sv->st, &m.ps[i], level, from, until, add_total, &tc,
+					       err);
+	}
+	free(m.ps);
+	if (rc != 0) {
+		free(tc.values);
+		return rc < 0 ? rc : ERR_IO;
+	}
+	*values = tc.values;
+	*n = tc.n;
+	return 0;
+}
+
+/* ---- labels and series ---- */
+
+static int str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Sort, drop duplicates, write as a JSON array. */
+static void json_set(const char **v, size_t n, struct strbuf *out)
+{
+	if (n)
+		qsort(v, n, sizeof(*v), str_cmp);
+	strbuf_addch(out, '[');
+	for (size_t i = 0, w = 0; i < n; i++) {
+		if (i && !strcmp(v[i], v[i - 1]))
+			continue;
+		if (w++)
+			strbuf_addch(out, ',');
+		strbuf_add_json(out, v[i], strlen(v[i]));
+	}
+	strbuf_addch(out, ']');
+}
+
+static int label_list(struct service *sv, const char *name, const struct selector *sel,
+		      struct strbuf *out)
+{
+	const char **v = NULL;
+	size_t n = 0, alloc = 0;
+
+	pthread_rwlock_rdlock(&sv->mu);
+	for (size_t i = 0; i < sv->n; i++) {
+		const struct series *s = sv->v[i].s;
+		const char *app = sel ? selector_app(sel) : NULL;
+
+		if (sel && ((app && (strcmp(s->app, app) || strcmp(s->type, selector_type(sel)))) ||
+			    !selector_match(sel, s)))
+			continue;
+		for (size_t j = 0; j < s->nlabels; j++) {
+			if (name && strcmp(s->labels[j].key, name))
+				continue;
+			if (n == alloc) {
+				alloc = alloc ? 2 * alloc : 64;
+				v = xrealloc(v, alloc * sizeof(*v));
+			}
+			v[n++] = name ? s->labels[j].value : s->labels[j].key;
+		}
+	}
+	json_set(v, n, out);
+	pthread_rwlock_unlock(&sv->mu);
+	free(v);
+	return 0;
+}
+
+int service_label_names(struct service *sv, const struct selector *sel, struct strbuf *out,
+			struct error *err)
+{
+	(void)err;
+	return label_list(sv, NULL, sel, out);
+}
+
+int service_label_values(struct service *sv, const char *name, const struct selector *sel,
+			 struct strbuf *out, struct error *err)
+{
+	(void)err;
+	return label_list(sv, name, sel, out);
+}
+
+int service_series_json(struct service *sv, const struct selector *sel, struct strbuf *out,
+			struct error *err)
+{
+	size_t w = 0;
+
+	(void)err;
+	pthread_rwlock_rdlock(&sv->mu);
+	strbuf_addch(out, '[');
+	for (size_t i = 0; i < sv->n; i++) {
+		const struct ix_series *e = &sv->v[i];
+		const char *app = sel ? selector_app(sel) : NULL;
+
+		if (sel && ((app && (strcmp(e->s->app, app) || strcmp(e->s->type, selector_type(sel)))) ||
+			    !selector_match(sel, e->s)))
+			continue;
+		strbuf_addstr(out, w++ ? ",{\"key\":" : "{\"key\":");
+		strbuf_add_json(out, e->key, strlen(e->key));
+		strbuf_addstr(out, ",\"app\":");
+		strbuf_add_json(out, e->s->app, strlen(e->s->app));
+		strbuf_addstr(out, ",\"type\":");
+		strbuf_add_json(out, e->s->type, strlen(e->s->type));
+		strbuf_addstr(out, ",\"labels\":{");
+		for (size_t j = 0; j < e->s->nlabels; j++) {
+			const struct series_label *l = &e->s->labels[j];
+
+			if (j)
+				strbuf_addch(out, ',');
+			strbuf_add_json(out, l->key, strlen(l->key));
+			strbuf_addch(out, ':');
+			strbuf_add_json(out, l->value, strlen(l->value));
+		}
+		strbuf_addf(out, "},\"from\":%lld,\"until\":%lld}", (long long)e->first_ns,
+			    (long long)e->last_ns);
+	}
+	strbuf_addch(out, ']');
+	pthread_rwlock_unlock(&sv->mu);
+	return 0;
+}
+
+int service_check_labels(struct service *sv, struct strbuf *out, struct error *err)
+{
+	const char **keys = NULL;
+	size_t nk = 0, alloc = 0;
+
+	(void)err;
+	pthread_rwlock_rdlock(&sv->mu);
+	for (size_t i = 0; i < sv->n; i++)
+		for (size_t j = 0; j < sv->v[i].s->nlabels; j++) {
+			if (nk == alloc) {
+				alloc = alloc ? 2 * alloc : 64;
+				keys = xrealloc(keys, alloc * sizeof(*keys));
+			}
+			keys[nk++] = sv->v[i].s->labels[j].key;
+		}
+	if (nk)
+		qsort(keys, nk, sizeof(*keys), str_cmp);
+	strbuf_addf(out, "%zu series", sv->n);
+	if (sv->cfg.series_budget)
+		strbuf_addf(out, " (budget %llu)", (unsigned long long)sv->cfg.series_budget);
+	strbuf_addstr(out, "\nlabel\tvalues\tseries\n");
+	for (size_t i = 0; i < nk; i++) {
+		const char **vals;
+		size_t nv = 0, distinct = 0;
+
+		if (i && !strcmp(keys[i], keys[i - 1]))
+			continue;
+		vals = xcalloc(sv->n, sizeof(*vals));
+		for (size_t m = 0; m < sv->n; m++) {
+			const char *v = labels_get(sv->v[m].s->labels, sv->v[m].s->nlabels, keys[i]);
+
+			if (v)
+				vals[nv++] = v;
+		}
+		if (nv)
+			qsort(vals, nv, sizeof(*vals), str_cmp);
+		for (size_t m = 0; m < nv; m++)
+			distinct += m == 0 || strcmp(vals[m], vals[m - 1]) != 0;
+		strbuf_addf(out, "%s\t%zu\t%zu\n", keys[i], distinct, nv);
+		free(vals);
+	}
+	pthread_rwlock_unlock(&sv->mu);
+	free(keys);
+	return 0;
+}
+
+/* ---- background work ---- */
+
+struct window {
+	int64_t series, t0, gen;
+	int level;
+};
+
+struct windows {
+	struct window *v;
+	size_t n, max;
+	int64_t now, delay;
+};
+
+static int due_window(int64_t series, int level, int64_t t0, int64_t gen, void *arg)
+{
+	struct windows *ws = arg;
+
+	/* Oldest first: once one is not due, later ones of its level are not either. */
+	if (t0 + store_level_ns[level] + ws->delay > ws->now)
+		return 0;
+	if (ws->n < ws->max)
+		ws->v[ws->n++] = (struct window){series, t0, gen, level};
+	return 0;
+}
+
+static int roll_one(struct service *sv, const struct window *w, struct error *err)
+{
+	struct plan_series ps = {w->series, 0, 0};
+	struct merge_ctx mc = {profile_new(), err, 0};
+	struct store_row r = {.series = w->series, .level = w->level, .t0 = w->t0,
+			      .t1 = w->t0 + store_level_ns[w->level]};
+	struct strbuf blob = STRBUF_INIT;
+	int rc;
+
+	rc = store_plan(sv->st, &ps, w->level - 1, r.t0, r.t1, merge_row, &mc, err);
+	r.samples = mc.samples;
+	if (rc == 0 && mc.dst->nr_types && mc.dst->nr_samples) {
+		rc = blob_encode(mc.dst, &blob, err);
+		r.total = profile_total(mc.dst, 0);
+		r.blob = blob.buf;
+		r.len = blob.len;
+	}
+	if (rc == 0)
+		rc = sv->st->be->put_rollup(sv->st, &r, w->gen, err);
+	strbuf_release(&blob);
+	profile_free(mc.dst);
+	return rc < 0 ? rc : rc ? ERR_IO : 0;
+}
+
+int service_roll(struct service *sv, int64_t now_ns, size_t max, struct error *err)
+{
+	struct windows ws = {.max = max, .now = now_ns, .delay = sv->cfg.rollup_delay_ns};
+	int rc, done = 0;
+
+	ws.v = xcalloc(max ? max : 1, sizeof(*ws.v));
+	rc = sv->st->be->stale_each(sv->st, 4 * max, due_window, &ws, err);
+	/* Lower levels first: a window above builds on the fresh ones below. */
+	for (int level = 1; rc == 0 && level < STORE_LEVELS; level++)
+		for (size_t i = 0; rc == 0 && i < ws.n; i++)
+			if (ws.v[i].level == level && (rc = roll_one(sv, &ws.v[i], err)) == 0)
+				done++;
+	free(ws.v);
+	if (done)
+		count(sv, &sv->c.rollups, (uint64_t)done);
+	return rc < 0 ? rc : done;
+}
+
+int service_retain(struct service *sv, int64_t now_ns, int64_t *deleted, struct error *err)
+{
+	struct store_stats st;
+	int64_t n = 0, oldest;
+	int rc = 0;
+
+	*deleted = 0;
+	if (sv->cfg.retention_ns) {
+		rc = sv->st->be->delete_before(sv->st, now_ns - sv->cfg.retention_ns, &n, err);
+		*deleted += n;
+	}
+	/* Over the size cap: drop the oldest ten minutes at a time until it fits. */
+	for (int rounds = 0; rc == 0 && sv->cfg.max_disk && rounds < 1000; rounds++) {
+		rc = sv->st->be->stats(sv->st, &st, err);
+		if (rc < 0 || (uint64_t)st.bytes_disk <= sv->cfg.max_disk)
+			break;
+		rc = sv->st->be->oldest(sv->st, &oldest, err);
+		if (rc < 0 || oldest == 0)
+			break;
+		rc = sv->st->be->delete_before(sv->st, oldest + store_level_ns[2], &n, err);
+		*deleted += n;
+		if (n == 0)
+			break;
+	}
+	if (*deleted)
+		count(sv, &sv->c.deleted, (uint64_t)*deleted);
+	return rc;
+}

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef PLATEAU_SERVICE_H
+#define PLATEAU_SERVICE_H
+
+/*
+ * What `plateau serve` does, without HTTP (doc/plateau-serve.md): the
+ * series index, ingest, queries, rollups and retention over a store
+ * backend.  The HTTP layer (http.c) parses requests into these calls;
+ * tests call them directly.  Thread-safe: any number of ingests and
+ * queries at once; the background work (service_roll, service_retain)
+ * runs from one thread.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/profile.h"
+#include "store/labels.h"
+#include "store/selector.h"
+#include "store/store.h"
+#include "util/strbuf.h"
+
+struct service_config {
+	uint64_t series_budget;		 /* series at most; 0 = no limit */
+	const char *const *allow_labels; /* NULL-terminated; NULL = any label */
+	uint32_t max_stack_depth;	 /* frames per stack at ingest */
+	uint32_t max_nodes;		 /* call tree nodes of one pushed profile */
+	int64_t retention_ns;		 /* 0 = keep forever */
+	uint64_t max_disk;		 /* bytes; 0 = no limit */
+	int64_t rollup_delay_ns;	 /* roll a window up this long after it ends */
+};
+
+#define SERVICE_CONFIG_DEFAULT                                                                \
+	{                                                                                     \
+		.series_budget = 100000, .max_stack_depth = 1024, .max_nodes = 1u << 20,      \
+		.rollup_delay_ns = 10 * INT64_C(1000000000)                                   \
+	}
+
+struct service;
+
+int service_open(struct store *st, const struct service_config *cfg, struct service **out,
+		 struct error *err);
+/* Close the service (not the store). */
+void service_close(struct service *sv);
+
+/*
+ * One push: the profile P of APP with LABELS (any order) over [t0, t1).
+ * With TYPE set, P's default sample type is stored as series APP.TYPE
+ * (Pyroscope's name=app.cpu); without it, every sample type of P becomes
+ * its own series, APP.<sample type name>.  Durable when it returns 0.
+ * P gains the interned type names, nothing else.
+ * Errors: ERR_FORMAT (bad labels, stack too deep), ERR_LIMIT (series
+ * budget, label not allowed: the message names the label), ERR_IO.
+ */
+struct ingest_req {
+	const char *app;
+	const char *type; /* NULL: every sample type */
+	const struct series_label *labels;
+	size_t nlabels;
+	int64_t t0, t1;
+};
+int service_ingest(struct service *sv, const struct ingest_req *req, struct profile *p,
+		   struct error *err);
+
+/*
+ * The merged profile of every series SEL selects over [from, until)
+ * (pushes by start time), one sample type, in *out.  SEL must name an
+ * app and type.  *nseries gets how many series matched.
+ */
+int service_query(struct service *sv, const struct selector *sel, int64_t from, int64_t until,
+		  struct profile **out, size_t *nseries, struct error *err);
+
+/*
+ * The total of the selected series per STEP over [from, until): values[i]
+ * for [from + i * step, from + (i + 1) * step), n = ceil((until - from) /
+ * step) (at most SERVICE_TIMELINE_MAX).
+ */
+#define SERVICE_TIMELINE_MAX 10000
+int service_timeline(struct service *sv, const struct selector *sel, int64_t from, int64_t until,
+		     int64_t step, int64_t **values, size_t *n, struct error *err);
+
+/* Label names of the selected series (SEL may be NULL: all), JSON array text. */
+int service_label_names(struct service *sv, const struct selector *sel, struct strbuf *out,
+			struct error *err);
+/* Values of label NAME over the selected series, JSON array text. */
+int service_label_values(struct service *sv, const char *name, const struct selector *sel,
+			 struct strbuf *out, struct error *err);
+/* The selected series as a JSON array of {"key", "app", "type", "labels", ...}. */
+int service_series_json(struct service *sv, const struct selector *sel, struct strbuf *out,
+			struct error *err);
+/* Series per label (distinct values, and series that have it): "--check-labels". */
+int service_check_labels(struct service *sv, struct strbuf *out, struct error *err);
+
+/* Background work, one step each; return the number of windows/rows done. */
+int service_roll(struct service *sv, int64_t now_ns, size_t max, struct error *err);
+int service_retain(struct service *sv, int64_t now_ns, int64_t *deleted, struct error *err);
+/* The store's housekeeping (a WAL checkpoint), from the background thread. */
+int service_maintain(struct service *sv, struct error *err);
+
+/* The store's statistics (/metrics). */
+int service_store_stats(struct service *sv, struct store_stats *st, struct error *err);
+
+struct service_counters {
+	uint64_t series, ingested, ingest_bytes, rollups, deleted;
+};
+void service_counters(struct service *sv, struct service_counters *c);
+
+#endif

@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Tests of the service (service.c) over a real SQLite store: a round
+ * trip of pushes with labels at known times against the locally merged
+ * profile, by selector and window, before and after rollups; one series
+ * per sample type; the series budget naming the widest label; the
+ * allow-list; stack depth; timelines from pushes and from rollups;
+ * retention by age and by size; labels and series listings; concurrent
+ * pushes and queries (run under ASan by make test).
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "lib/format.h"
+#include "lib/input.h"
+#include "server/service.h"
+
+#define SEC  INT64_C(1000000000)
+#define HOUR (3600 * SEC)
+#define T0   (INT64_C(1764590400) * SEC) /* an hour boundary */
+
+struct fixture {
+	char dir[64];
+	struct store *st;
+	struct service *sv;
+	struct service_config cfg;
+};
+
+static struct profile *folded(const char *text)
+{
+	struct input in;
+	struct error err = ERROR_INIT;
+	struct profile *p = NULL;
+
+	assert_int_equal(input_from_buf(&in, "test", text, strlen(text), 1 << 20, &err), 0);
+	assert_int_equal(folded_read(&in, &(struct read_options){0}, &p, &err), 0);
+	input_close(&in);
+	return p;
+}
+
+static void open_service(struct fixture *f)
+{
+	struct error err = ERROR_INIT;
+
+	assert_int_equal(store_sqlite_open(f->dir, false, &f->st, &err), 0);
+	assert_int_equal(service_open(f->st, &f->cfg, &f->sv, &err), 0);
+}
+
+static void close_service(struct fixture *f)
+{
+	service_close(f->sv);
+	store_close(f->st);
+	f->sv = NULL;
+	f->st = NULL;
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct service_config cfg = SERVICE_CONFIG_DEFAULT;
+
+	snprintf(f->dir, sizeof(f->dir), "/tmp/plateau-service-test-XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	f->cfg = cfg;
+	f->cfg.rollup_delay_ns = 0;
+	open_service(f);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	char cmd[128];
+	int rc;
+
+	close_service(f);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+	rc = system(cmd);
+	free(f);
+	return rc;
+}
+
+static void push(struct fixture *f, const char *app, const char *type, const char *region,
+		 int64_t t, const char *text)
+{
+	struct series_label l[] = {{"region", region}, {"version", "v1"}};
+	struct ingest_req req = {app, type, l, 2, t, t + 10 * SEC};
+	struct error err = ERROR_INIT;
+	struct profile *p = folded(text);
+
+	assert_int_equal(service_ingest(f->sv, &req, p, &err), 0);
+	profile_free(p);
+}
+
+/* The query of SEL over [from, until) as sorted folded text. */
+static char *query_text(struct fixture *f, const char *sel_text, int64_t from, int64_t until,
+			size_t *nseries)
+{
+	struct selector *sel;
+	struct profile *p;
+	struct error err = ERROR_INIT;
+	char *buf = NULL;
+	size_t len = 0, n;
+	FILE *mem = open_memstream(&buf, &len);
+
+	assert_int_equal(selector_parse(sel_text, &sel, &err), 0);
+	assert_int_equal(service_query(f->sv, sel, from, until, &p, nseries ? nseries : &n, &err), 0);
+	assert_int_equal(folded_write(p, 0, mem, &err), 0);
+	fclose(mem);
+	selector_free(sel);
+	profile_free(p);
+	return buf;
+}
+
+static void test_round_trip(void **state)
+{
+	struct fixture *f = *state;
+	size_t n;
+	char *q;
+
+	push(f, "shop", "cpu", "eu", T0, "main;a 3\nmain;b 1\n");
+	push(f, "shop", "cpu", "us", T0 + 5 * SEC, "main;a 2\n");
+	push(f, "shop", "cpu", "eu", T0 + 20 * SEC, "main;c 4\n");
+	q = query_text(f, "shop.cpu", T0, T0 + HOUR, &n);
+	assert_string_equal(q, "main;a 5\nmain;b 1\nmain;c 4\n");
+	assert_int_equal(n, 2);
+	free(q);
+	q = query_text(f, "shop.cpu{region=\"eu\"}", T0, T0 + HOUR, &n);
+	assert_string_equal(q, "main;a 3\nmain;b 1\nmain;c 4\n");
+	assert_int_equal(n, 1);
+	free(q);
+	q = query_text(f, "shop.cpu{region!~\"e.*\"}", T0, T0 + 10 * SEC, NULL);
+	assert_string_equal(q, "main;a 2\n");
+	free(q);
+	/* A window that starts after the first pushes. */
+	q = query_text(f, "shop.cpu", T0 + 10 * SEC, T0 + HOUR, NULL);
+	assert_string_equal(q, "main;c 4\n");
+	free(q);
+	/* Reopened: the index is loaded from the store. */
+	close_service(f);
+	open_service(f);
+	q = query_text(f, "shop.cpu", T0, T0 + HOUR, &n);
+	assert_string_equal(q, "main;a 5\nmain;b 1\nmain;c 4\n");
+	free(q);
+	/* Rollups change nothing a query sees. */
+	struct error err = ERROR_INIT;
+	assert_true(service_roll(f->sv, T0 + 3 * HOUR, 256, &err) > 0);
+	q = query_text(f, "shop.cpu", T0, T0 + HOUR, &n);
+	assert_string_equal(q, "main;a 5\nmain;b 1\nmain;c 4\n");
+	free(q);
+}
+
+/* Without a type, every sample type of the profile becomes a series. */
+static void test_every_type(void **state)
+{
+	struct fixture *f = *state;
+	struct profile *p = folded("main;x 3 5\nmain;y 1 0\n"); /* two columns: base, new */
+	struct ingest_req req = {"diffy", NULL, NULL, 0, T0, T0 + 10 * SEC};
+	struct error err = ERROR_INIT;
+	char *q;
+
+	assert_int_equal(p->nr_types, 2);
+	assert_int_equal(service_ingest(f->sv, &req, p, &err), 0);
+	profile_free(p);
+	q = query_text(f, "diffy.base", T0, T0 + HOUR, NULL);
+	assert_string_equal(q, "main;x 3\nmain;y 1\n");
+	free(q);
+	q = query_text(f, "diffy.new", T0, T0 + HOUR, NULL);
+	assert_string_equal(q, "main;x 5\n");
+	free(q);
+}
+
+static void test_budget_and_allow(void **state)
+{
+	struct fixture *f = *state;
+	const char *allow[] = {"region", "version", NULL};
+	struct series_label bad[] = {{"tenant", "t1"}};
+	struct ingest_req req = {"shop", "cpu", bad, 1, T0, T0 + SEC};
+	struct error err = ERROR_INIT;
+	struct profile *p = folded("main 1\n");
+
+	close_service(f);
+	f->cfg.series_budget = 2;
+	open_service(f);
+	push(f, "shop", "cpu", "eu", T0, "main 1\n");
+	push(f, "shop", "cpu", "us", T0, "main 1\n");
+	req.labels = (struct series_label[]){{"region", "ap"}, {"version", "v1"}};
+	req.nlabels = 2;
+	assert_int_equal(service_ingest(f->sv, &req, p, &err), ERR_LIMIT);
+	assert_non_null(strstr(err.msg, "series budget of 2 reached (label \"region\" has 2 values)"));
+	/* Existing series go on. */
+	push(f, "shop", "cpu", "eu", T0 + SEC, "main 1\n");
+	close_service(f);
+	f->cfg.series_budget = 0;
+	f->cfg.allow_labels = allow;
+	open_service(f);
+	err = (struct error)ERROR_INIT;
+	req.labels = bad;
+	req.nlabels = 1;
+	assert_int_equal(service_ingest(f->sv, &req, p, &err), ERR_LIMIT);
+	assert_string_equal(err.msg, "label \"tenant\" is not in the allow-list");
+	profile_free(p);
+}
+
+static void test_depth(void **state)
+{
+	struct fixture *f = *state;
+	struct ingest_req req = {"deep", "cpu", NULL, 0, T0, T0 + SEC};
+	struct error err = ERROR_INIT;
+	struct profile *p = folded("a;b;c;d;e 1\n");
+
+	close_service(f);
+	f->cfg.max_stack_depth = 4;
+	open_service(f);
+	assert_int_equal(service_ingest(f->sv, &req, p, &err), ERR_LIMIT);
+	assert_string_equal(err.msg, "a stack of 5 frames is over the limit of 4");
+	profile_free(p);
+}
+
+static void test_timeline_labels(void **state)
+{
+	struct fixture *f = *state;
+	struct selector *sel;
+	struct error err = ERROR_INIT;
+	struct strbuf sb = STRBUF_INIT;
+	int64_t *v;
+	size_t n;
+
+	for (int i = 0; i < 360; i++)
+		push(f, "tl", "cpu", i % 2 ? "eu" : "us", T0 + i * 10 * SEC, "main 2\n");
+	assert_int_equal(selector_parse("tl.cpu", &sel, &err), 0);
+	assert_int_equal(service_timeline(f->sv, sel, T0, T0 + HOUR, 10 * 60 * SEC, &v, &n, &err), 0);
+	assert_int_equal(n, 6);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(v[i], 120);
+	free(v);
+	/* From rollups (the steps tile ten-minute windows): the same. */
+	assert_true(service_roll(f->sv, T0 + 3 * HOUR, 1024, &err) > 0);
+	assert_int_equal(service_timeline(f->sv, sel, T0, T0 + HOUR, 10 * 60 * SEC, &v, &n, &err), 0);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(v[i], 120);
+	free(v);
+	assert_int_equal(service_label_values(f->sv, "region", sel, &sb, &err), 0);
+	assert_string_equal(sb.buf, "[\"eu\",\"us\"]");
+	strbuf_setlen(&sb, 0);
+	assert_int_equal(service_label_names(f->sv, NULL, &sb, &err), 0);
+	assert_string_equal(sb.buf, "[\"region\",\"version\"]");
+	strbuf_setlen(&sb, 0);
+	assert_int_equal(service_check_labels(f->sv, &sb, &err), 0);
+	assert_non_null(strstr(sb.buf, "region\t2\t2\n"));
+	strbuf_release(&sb);
+	selector_free(sel);
+}
+
+static void test_retention(void **state)
+{
+	struct fixture *f = *state;
+	struct error err = ERROR_INIT;
+	int64_t deleted;
+	char *q;
+
+	push(f, "r", "cpu", "eu", T0, "old 1\n");
+	push(f, "r", "cpu", "eu", T0 + 10 * 86400 * SEC, "new 1\n");
+	close_service(f);
+	f->cfg.retention_ns = 5 * 86400 * SEC;
+	open_service(f);
+	assert_int_equal(service_retain(f->sv, T0 + 10 * 86400 * SEC, &deleted, &err), 0);
+	assert_int_equal(deleted, 1);
+	q = query_text(f, "r.cpu", T0 - HOUR, T0 + 11 * 86400 * SEC, NULL);
+	assert_string_equal(q, "new 1\n");
+	free(q);
+}
+
+/* Pushes and queries from several threads at once (ASan and TSan-friendly). */
+struct worker {
+	struct fixture *f;
+	int id;
+};
+
+static void *pusher(void *arg)
+{
+	struct worker *w = arg;
+	char region[16];
+
+	snprintf(region, sizeof(region), "r%d", w->id);
+	for (int i = 0; i < 50; i++)
+		push(w->f, "cc", "cpu", region, T0 + i * SEC, "main;work 1\n");
+	return NULL;
+}
+
+static void *querier(void *arg)
+{
+	struct worker *w = arg;
+
+	for (int i = 0; i < 50; i++)
+		free(query_text(w->f, "cc.cpu", T0, T0 + HOUR, NULL));
+	return NULL;
+}
+
+static void test_concurrent(void **state)
+{
+	struct fixture *f = *state;
+	pthread_t th[6];
+	struct worker w[6];
+	char *q;
+
+	for (int i = 0; i < 6; i++) {
+		w[i] = (struct worker){f, i};
+		assert_int_equal(pthread_create(&th[i], NULL, i < 4 ? pusher : querier, &w[i]), 0);
+	}
+	for (int i = 0; i < 6; i++)
+		pthread_join(th[i], NULL);
+	q = query_text(f, "cc.cpu", T0, T0 + HOUR, NULL);
+	assert_string_equal(q, "main;work 200\n");
+	free(q);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_every_type, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_budget_and_allow, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_depth, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_timeline_labels, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_retention, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_concurrent, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,251 @@
+#!/usr/bin/env bash
+# plateau serve, push and query: round trips by selector and window,
+# Pyroscope-format pushes, durability across kill -9, retention, caps,
+# tokens, cardinality, bad input on every endpoint, /metrics.
+# Servers bind 127.0.0.1 on a port the kernel picks.
+. "$(dirname "$0")/lib.sh"
+
+GO_CPU=$FIX/pprof/go_cpu.pb.gz
+GO_HEAP=$FIX/pprof/go_heap.pb.gz
+PIDS=()
+trap 'for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done; [ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"' EXIT
+
+# start NAME ARGS...: run plateau serve in the background; sets URL and PID.
+start() {
+	local name=$1 i
+	shift
+	: >"$TMP/$name.log"
+	"$PLATEAU" serve --listen 127.0.0.1:0 "$@" 2>"$TMP/$name.log" &
+	PID=$!
+	PIDS+=("$PID")
+	URL=
+	for i in $(seq 1 100); do
+		URL=$(sed -n 's/^plateau serve: listening on \(http:[^,]*\),.*/\1/p' "$TMP/$name.log")
+		[ -n "$URL" ] && break
+		sleep 0.1
+	done
+	[ -n "$URL" ] || { echo "# server $name did not start:"; sed 's/^/# /' "$TMP/$name.log"; }
+}
+
+stop() { kill "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
+
+# http METHOD PATH [curl args...]: body to $TMP/body, status on stdout.
+http() {
+	local method=$1 path=$2
+	shift 2
+	curl -s -o "$TMP/body" -w '%{http_code}' -X "$method" "$@" "$URL$path"
+}
+
+# check_http DESC WANT METHOD PATH [curl args]: the status is WANT.
+check_http() {
+	local desc=$1 want=$2 got
+	shift 2
+	got=$(http "$@")
+	if [ "$got" = "$want" ]; then ok "$desc"; else
+		not_ok "$desc (HTTP $got, want $want)"
+		head -c 400 "$TMP/body" | sed 's/^/# /'
+		echo
+	fi
+}
+
+# sorted folded text, for comparisons that must not depend on line order
+norm() { sort "$1" >"$1.sorted"; }
+
+NOW=$(date +%s)
+start main --data "$TMP/data"
+check_http "healthz answers" 200 GET /healthz
+check_grep "... with ok" '^ok$' "$TMP/body"
+
+# ---- Pyroscope's legacy push: folded text, name with labels ----
+printf 'main;work;hash 30\nmain;idle 10\n' >"$TMP/a.folded"
+check_http "POST /ingest folded (Pyroscope name with labels)" 200 POST \
+	"/ingest?name=shop.cpu%7Bregion%3Deu-west%2Cversion%3Dv1%7D&from=$((NOW - 100))&until=$((NOW - 90))&format=folded&sampleRate=100&spyName=ebpfspy&units=samples&aggregationType=sum" \
+	--data-binary @"$TMP/a.folded"
+printf 'main;work;hash 5\nmain;work;sort 7\n' >"$TMP/b.folded"
+check_http "a second instance, another region" 200 POST \
+	"/ingest?name=shop.cpu%7Bregion%3Dus-east%2Cversion%3Dv1%7D&from=$((NOW - 90))&until=$((NOW - 80))" \
+	--data-binary @"$TMP/b.folded"
+check "plateau query merges both by app and type" "$PLATEAU" query --server "$URL" 'shop.cpu' \
+	--from "$((NOW - 200))" --until "$NOW" --format folded -o "$TMP/q1.folded"
+printf 'main;idle 10\nmain;work;hash 35\nmain;work;sort 7\n' >"$TMP/want1.folded"
+norm "$TMP/q1.folded"
+check_same "... to exactly the sum of the pushes" "$TMP/want1.folded" "$TMP/q1.folded.sorted"
+check "a label selector keeps one region" "$PLATEAU" query --server "$URL" \
+	'shop.cpu{region=~"eu-.*"}' --from "$((NOW - 200))" --format folded -o "$TMP/q2.folded"
+norm "$TMP/q2.folded"
+sort "$TMP/a.folded" >"$TMP/a.sorted"
+check_same "... the eu-west push alone" "$TMP/a.sorted" "$TMP/q2.folded.sorted"
+check "!= and !~ too" "$PLATEAU" query --server "$URL" 'shop.cpu{region!="eu-west",version!~"v2.*"}' \
+	--from "$((NOW - 200))" -o "$TMP/q3.folded"
+check_grep "... the us-east push" 'main;work;sort 7' "$TMP/q3.folded"
+check "the window selects by start time" "$PLATEAU" query --server "$URL" 'shop.cpu' \
+	--from "$((NOW - 97))" --until "$NOW" -o "$TMP/q4.folded"
+check_grep "... only the push that started in it" '^main;work;hash 5$' "$TMP/q4.folded"
+
+# ---- plateau push (pprof, every sample type) and the JSON flame tree ----
+check "plateau push a Go heap profile with tags" "$PLATEAU" push --server "$URL" --app api \
+	--tag region=eu-west --tag endpoint=/checkout --from "$((NOW - 60))" --until "$((NOW - 50))" "$GO_HEAP"
+"$PLATEAU" convert --format folded --sample-type inuse_space -o "$TMP/heap-local.folded" "$GO_HEAP"
+check "query api.inuse_space as folded" "$PLATEAU" query --server "$URL" \
+	'api.inuse_space{endpoint="/checkout"}' --from "$((NOW - 120))" -o "$TMP/heap-remote.folded"
+norm "$TMP/heap-local.folded"
+norm "$TMP/heap-remote.folded"
+check_same "... equals the local conversion of that type" "$TMP/heap-local.folded.sorted" \
+	"$TMP/heap-remote.folded.sorted"
+check "every sample type became a series" "$PLATEAU" query --server "$URL" 'api.alloc_objects' \
+	--from "$((NOW - 120))" -o "$TMP/heap-ao.folded"
+check_http "GET /api/v1/query format=json" 200 GET \
+	"/api/v1/query?query=shop.cpu&from=$((NOW - 200))&until=$NOW&format=json"
+check_grep "... a flamebearer with names and levels" '"names":\[.*"levels":\[\[' "$TMP/body"
+check_grep "... numTicks is the total" '"numTicks":52' "$TMP/body"
+check_http "GET /render (Pyroscope) answers the same" 200 GET \
+	"/render?query=shop.cpu&from=$((NOW - 200))&until=$NOW&format=json"
+check_grep "... with numTicks 52" '"numTicks":52' "$TMP/body"
+check_http "format=pprof" 200 GET "/api/v1/query?query=shop.cpu&from=$((NOW - 200))&format=pprof" \
+	-o /dev/null
+http GET "/api/v1/query?query=shop.cpu&from=$((NOW - 200))&format=pprof" >/dev/null
+check "... which plateau reads back" "$PLATEAU" convert --format folded -o "$TMP/pp.folded" "$TMP/body"
+check_http "format=svg" 200 GET "/api/v1/query?query=shop.cpu&from=$((NOW - 200))&format=svg"
+check_grep "... an SVG" '<svg' "$TMP/body"
+check_http "maxNodes=2 cuts the tree" 200 GET \
+	"/api/v1/query?query=shop.cpu&from=$((NOW - 200))&format=json&maxNodes=2"
+check_grep "... keeping the total" '"numTicks":52' "$TMP/body"
+check_grep "... in an other node" '"other"' "$TMP/body"
+
+# ---- labels, series, timeline, diff ----
+check_http "GET /api/v1/labels" 200 GET /api/v1/labels
+check_grep "... lists region and version" '^\[.*"region".*"version".*\]$' "$TMP/body"
+check_http "GET /api/v1/labels/region/values" 200 GET '/api/v1/labels/region/values?query=shop.cpu'
+check_grep "... both regions" '^\["eu-west","us-east"\]$' "$TMP/body"
+check_http "GET /api/v1/series with a selector" 200 GET '/api/v1/series?query=shop.cpu%7Bregion%3D%22eu-west%22%7D'
+check_grep "... the one series, by its canonical key" '"key":"shop.cpu\{region=\\"eu-west\\",version=\\"v1\\"\}"' "$TMP/body"
+check_http "GET /api/v1/timeline" 200 GET "/api/v1/timeline?query=shop.cpu&from=$((NOW - 100))&until=$((NOW - 80))&step=10s"
+check_grep "... 40 then 12 in the two steps" '"values":\[40,12\]' "$TMP/body"
+check_http "GET /api/v1/diff of two regions" 200 GET \
+	"/api/v1/diff?left=shop.cpu%7Bregion%3D%22eu-west%22%7D&right=shop.cpu%7Bregion%3D%22us-east%22%7D&leftFrom=$((NOW - 200))&rightFrom=$((NOW - 200))"
+check_grep "... per-frame left and right with significance" '"significant"' "$TMP/body"
+
+# ---- the in-process agent pushing to it (PLATEAU_SERVER) ----
+cc -O2 -pthread -o "$TMP/plain" "$TOP/tests/agent/workload.c" -ldl
+AGENT_ENV=
+# A sanitized agent (the ASan suite) loads its runtime after the program's libraries.
+ldd "$BUILD/libplateau.so" | grep -q libasan && AGENT_ENV="ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0"
+env $AGENT_ENV LD_PRELOAD=$BUILD/libplateau.so PLATEAU_SERVER=$URL PLATEAU_APP=wl PLATEAU_TAGS=env=test \
+	PLATEAU_MODES=cpu,wall PLATEAU_UPLOAD_INTERVAL=1s "$TMP/plain" cpu 1 1500 >/dev/null 2>"$TMP/agent.err"
+check "the agent's pushes (app and tags from PLATEAU_APP, PLATEAU_TAGS) are queryable" \
+	"$PLATEAU" query --server "$URL" 'wl.cpu{env="test"}' --from now-5m -o "$TMP/wl.folded"
+check_grep "... with the workload's stacks" 'burn' "$TMP/wl.folded"
+check "... and its wall-time series too" "$PLATEAU" query --server "$URL" 'wl.wall' --from now-5m -o "$TMP/wlw.folded"
+check_grep "... non-empty" ' [0-9]+$' "$TMP/wlw.folded"
+
+# ---- bad input on every endpoint ----
+check_http "malformed selector: 400" 400 GET '/api/v1/query?query=shop.cpu%7Bregion%3D%7D'
+check_grep "... naming the column" 'selector: column' "$TMP/body"
+check_http "bad time: 400" 400 GET '/api/v1/query?query=shop.cpu&from=yesterday'
+check_grep "... naming the parameter" '"from: ' "$TMP/body"
+check_http "a query without app and type: 400" 400 GET '/api/v1/query?query=%7Bregion%3D%22eu%22%7D'
+check_http "unknown format: 400" 400 GET "/api/v1/query?query=shop.cpu&format=gif"
+gzip -dc "$GO_CPU" | head -c 300 >"$TMP/trunc.pb"
+check_http "truncated pprof: 400" 400 POST '/api/v1/profiles?app=x' --data-binary @"$TMP/trunc.pb"
+check_http "folded garbage to /ingest: 400" 400 POST '/ingest?name=x.cpu' --data-binary 'not a profile'
+check_http "bad ingest name: 400" 400 POST '/ingest?name=x.cpu%7Bregion' --data-binary @"$TMP/a.folded"
+check_http "/ingest without name: 400" 400 POST '/ingest' --data-binary @"$TMP/a.folded"
+check_http "an unknown endpoint: 404" 404 GET /api/v1/nothing
+check_http "GET on a push endpoint: 404" 404 GET /ingest
+check_http "until before from: 400" 400 POST "/api/v1/profiles?app=x&from=$NOW&until=$((NOW - 10))" \
+	--data-binary @"$GO_CPU"
+check "a bad push leaves the server serving" test "$(http GET /healthz)" = 200
+stop "$PID"
+
+# ---- caps: body size, gzip bomb, labels, concurrency; tokens ----
+cat >"$TMP/serve.conf" <<EOF
+# caps for the test
+max-body = 64KiB
+max-inflated = 1MiB
+series-budget = 3
+token = write:pushsecret123
+token = read:readsecret123
+EOF
+start caps --data "$TMP/caps" --config "$TMP/serve.conf"
+head -c 100000 /dev/zero >"$TMP/big.bin"
+check_http "a body over max-body: 413" 413 POST '/api/v1/profiles?app=x' \
+	-H 'Authorization: Bearer pushsecret123' --data-binary @"$TMP/big.bin"
+head -c 50000000 /dev/zero | gzip -9 >"$TMP/bomb.gz"
+check_http "a gzip bomb: 413, not an OOM" 413 POST '/api/v1/profiles?app=x' \
+	-H 'Authorization: Bearer pushsecret123' --data-binary @"$TMP/bomb.gz"
+check_http "a push without a token: 401" 401 POST '/ingest?name=x.cpu' --data-binary @"$TMP/a.folded"
+check_http "a push with the read token: 401" 401 POST '/ingest?name=x.cpu' \
+	-H 'Authorization: Bearer readsecret123' --data-binary @"$TMP/a.folded"
+check_http "a query with the write token: 401" 401 GET '/api/v1/labels' \
+	-H 'Authorization: Bearer pushsecret123'
+check_http "a query with the read token: 200" 200 GET '/api/v1/labels' \
+	-H 'Authorization: Bearer readsecret123'
+check_http "healthz needs no token" 200 GET /healthz
+for i in 1 2 3; do
+	http POST "/ingest?name=x.cpu%7Btenant%3Dt$i%7D&from=$NOW" -H 'Authorization: Bearer pushsecret123' \
+		--data-binary @"$TMP/a.folded" >/dev/null
+done
+check_http "the series budget refuses a 4th series: 422" 422 POST "/ingest?name=x.cpu%7Btenant%3Dt4%7D" \
+	-H 'Authorization: Bearer pushsecret123' --data-binary @"$TMP/a.folded"
+check_grep "... naming the label" 'label \\"tenant\\" has 3 values' "$TMP/body"
+check_http "an existing series still takes pushes" 200 POST "/ingest?name=x.cpu%7Btenant%3Dt1%7D" \
+	-H 'Authorization: Bearer pushsecret123' --data-binary @"$TMP/a.folded"
+check "plateau query sends --token" "$PLATEAU" query --server "$URL" --token readsecret123 'x.cpu' \
+	--from "$((NOW - 10))" -o "$TMP/tok.folded"
+PLATEAU_TOKEN=nope "$PLATEAU" query --server "$URL" 'x.cpu' >/dev/null 2>"$TMP/tok.err"
+check_grep "... and a bad one is a one-line 401" 'HTTP 401: \{"error":"missing or invalid API token' "$TMP/tok.err"
+check "no token value in the server's log" sh -c "! grep -q secret123 '$TMP/caps.log'"
+check_http "/metrics (read token)" 200 GET /metrics -H 'Authorization: Bearer readsecret123'
+check_grep "... counts the rejected pushes by reason" '^plateau_pushes_rejected_total\{reason="inflated_size"\} 1$' "$TMP/body"
+check_grep "... the auth refusals" '^plateau_pushes_rejected_total\{reason="auth"\} 2$' "$TMP/body"
+check_grep "... the series" '^plateau_series 3$' "$TMP/body"
+check_grep "... the store size" '^plateau_store_bytes [1-9]' "$TMP/body"
+check_grep "... query latency" '^plateau_query_duration_seconds_count [0-9]+$' "$TMP/body"
+stop "$PID"
+"$PLATEAU" serve --data "$TMP/caps" --check-labels >"$TMP/check.txt"
+check_grep "--check-labels: the series count" '^3 series' "$TMP/check.txt"
+check_grep "... values and series per label" '^tenant	3	3$' "$TMP/check.txt"
+printf 'token = sometimes:abcdefgh123\n' >"$TMP/bad.conf"
+check_status "a bad config file: exit 1" 1 "$PLATEAU" serve --config "$TMP/bad.conf" --data "$TMP/x"
+check_grep "... naming the file and line" 'bad.conf:1: token scope' "$TMP/status.err"
+
+# ---- durability: kill -9 during a push stream ----
+start crash --data "$TMP/crash"
+: >"$TMP/acked"
+(
+	for i in $(seq 1 400); do
+		code=$(curl -s -o /dev/null -w '%{http_code}' --data-binary @"$TMP/a.folded" \
+			"$URL/ingest?name=crash.cpu%7Bn%3Dn$((i % 5))%7D&from=$((NOW - 5000 + i * 10))&until=$((NOW - 4990 + i * 10))")
+		[ "$code" = 200 ] && echo "$i" >>"$TMP/acked"
+	done
+) &
+STREAM=$!
+sleep 1.5
+kill -9 "$PID"
+wait "$STREAM" 2>/dev/null
+ACKED=$(wc -l <"$TMP/acked")
+start crash2 --data "$TMP/crash"
+MISSING=0
+while read -r i; do
+	n=$(curl -s "$URL/api/v1/timeline?query=crash.cpu%7Bn%3D%22n$((i % 5))%22%7D&from=$((NOW - 5000 + i * 10))&until=$((NOW - 4990 + i * 10))&step=10s")
+	case $n in *'"values":[40]'*) ;; *) MISSING=$((MISSING + 1)) ;; esac
+done <"$TMP/acked"
+check "kill -9 mid-stream: every acknowledged push ($ACKED) is there after a restart" test "$ACKED" -gt 0 -a "$MISSING" -eq 0
+stop "$PID"
+
+# ---- retention: oldest first ----
+start old --data "$TMP/old"
+check_http "a push 40 days old" 200 POST "/ingest?name=old.cpu&from=$((NOW - 40 * 86400))&until=$((NOW - 40 * 86400 + 10))" \
+	--data-binary @"$TMP/a.folded"
+check_http "and a recent one" 200 POST "/ingest?name=old.cpu&from=$((NOW - 100))&until=$((NOW - 90))" \
+	--data-binary @"$TMP/b.folded"
+stop "$PID"
+start old2 --data "$TMP/old" --retention 30d
+sleep 0.5
+check_http "after a restart with --retention 30d" 200 GET \
+	"/api/v1/timeline?query=old.cpu&from=$((NOW - 41 * 86400))&until=$NOW&step=1d"
+check_grep "... the old push is gone, the recent one kept" '"values":\[0(,0)*,12\]' "$TMP/body"
+stop "$PID"
+check "no sanitizer report in any server log" sh -c "! grep -E 'AddressSanitizer|runtime error|LeakSanitizer' '$TMP'/*.log"
+
+done_testing
