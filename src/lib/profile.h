@@ -27,6 +27,7 @@
  * into those arrays are invalidated by any call that adds to them.
  */
 
+/* A new flag must be added to BLOB_FRAME_FLAGS too (src/store/blob_int.h). */
 enum frame_flags {
 	FRAME_INLINED = 1 << 0,	     /* inlined into the frame below it */
 	FRAME_KERNEL = 1 << 1,	     /* kernel code */

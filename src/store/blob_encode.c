@@ -236,7 +236,8 @@ static void put_types(struct enc *e)
 	const struct profile *p = e->p;
 
 	put1(e->sb, p->nr_types);
-	put1(e->sb, p->default_type);
+	/* A default past the types (no types at all) would make a blob the decoder refuses. */
+	put1(e->sb, p->default_type < p->nr_types ? p->default_type : 0);
 	for (uint32_t t = 0; t < p->nr_types; t++) {
 		put1(e->sb, enc_str(e, p->types[t].type));
 		put1(e->sb, enc_str(e, p->types[t].unit));

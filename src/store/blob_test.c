@@ -596,7 +596,7 @@ static void test_body_errors(void **state)
 	U(1, 0, 0, 0, 0, 0, 16);
 	raw_blob(b, &blob);
 	assert_decode_fails(blob.buf, blob.len, NULL, ERR_FORMAT,
-			    "blob: frame 0: flags 16 out of range");
+			    "blob: frame 0: unknown flags 0x10");
 
 	small_body(b, "frames");
 	U(2, 0, 5, 0, 0);
