@@ -3,7 +3,7 @@
  * libFuzzer target: the store's profile blobs.  Any bytes must decode or
  * give a one-line "blob: " error (ERR_FORMAT, ERR_LIMIT or
  * ERR_UNSUPPORTED).  A blob that decodes must encode again, raw and with
- * zstd, and decode to an equal profile; blob_merge_into must leave a
+ * zstd, and decode to an equal profile that encodes to the same bytes; blob_merge_into must leave a
  * profile as profile_merge with the decoded profile does, into an empty
  * profile and into one that holds it already; profile_truncate must keep
  * every type's total.
@@ -31,10 +31,11 @@ static void check_equal(const struct profile *a, const struct profile *b, const 
 	strbuf_release(&why);
 }
 
+/* p encodes, decodes to an equal profile, and that encodes to the same bytes. */
 static void round_trip(const struct profile *p, int level)
 {
 	struct error err = ERROR_INIT;
-	struct strbuf sb = STRBUF_INIT;
+	struct strbuf sb = STRBUF_INIT, again = STRBUF_INIT;
 	struct profile *q;
 
 	if (blob_encode_level(p, level, &sb, &err))
@@ -42,8 +43,13 @@ static void round_trip(const struct profile *p, int level)
 	if (blob_decode(sb.buf, sb.len, NULL, &q, &err))
 		BUG("decoding what blob_encode wrote failed: %s", err.msg);
 	check_equal(p, q, "round trip");
+	if (blob_encode_level(q, level, &again, &err))
+		BUG("encoding a decoded profile failed: %s", err.msg);
+	if (again.len != sb.len || memcmp(again.buf, sb.buf, sb.len))
+		BUG("a decoded blob encodes to other bytes (level %d)", level);
 	profile_free(q);
 	strbuf_release(&sb);
+	strbuf_release(&again);
 }
 
 /*
