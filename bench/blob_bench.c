@@ -10,20 +10,18 @@
  * carry a thread label; 6 profile labels.  Fixed seed, so runs compare.
  *
  * Prints bytes per sample raw and at each zstd level, gzip pprof for
- * reference, then microseconds (best batch) per encode, decode, merge_into (one blob
+ * reference, then microseconds per encode, decode, merge_into (one blob
  * into a fresh profile, and the 100th blob of one series into the merge
  * of the first 99: the query path) and decode + profile_merge.
  *
- * Times are measured twice: with glibc's malloc as it comes, whose heap
- * trimming makes each decode fault its pages in again, and with trimming
- * and mmap for blocks this size off (M_TRIM_THRESHOLD, M_MMAP_THRESHOLD),
- * as a server that decodes all day should set them.
+ * Each time is the best batch, then the mean of all: the mean holds what
+ * other work on the machine took, and glibc's heap trimming, which makes a
+ * decode fault in again the pages the previous one freed.
  *
  * With a FILE (any input format), that profile is measured instead.
  *
  *   blob_bench [SECONDS_PER_MEASUREMENT [FILE]]
  */
-#include <malloc.h>
 #include <time.h>
 
 #include "util/common.h"
@@ -227,26 +225,35 @@ static void run_op(enum op op, const struct profile *p, int level, const struct 
 	profile_free(q);
 }
 
-/*
- * Microseconds of one op: the mean of the fastest batch of 10 in about
- * seconds of batches, as other work on a shared machine only slows runs.
- */
-static double time_op(enum op op, const struct profile *p, int level, const struct strbuf *blob,
-		      struct profile *series, double seconds)
+struct timing {
+	double best, mean; /* microseconds per op */
+};
+
+/* Batches of 10 ops for about seconds: the fastest batch and the mean of all. */
+static struct timing time_op(enum op op, const struct profile *p, int level,
+			     const struct strbuf *blob, struct profile *series, double seconds)
 {
-	double start, best = 1e300;
+	struct timing t = {1e300, 0};
+	double start;
+	long runs = 0;
 
 	run_op(op, p, level, blob, series); /* warm caches and the zstd contexts */
 	start = now_us();
 	do {
-		double t = now_us();
+		double b = now_us();
 
 		for (int i = 0; i < 10; i++)
 			run_op(op, p, level, blob, series);
-		t = (now_us() - t) / 10;
-		best = MIN(best, t);
+		runs += 10;
+		t.best = MIN(t.best, (now_us() - b) / 10);
 	} while (now_us() - start < seconds * 1e6);
-	return best;
+	t.mean = (now_us() - start) / (double)runs;
+	return t;
+}
+
+static void print_timing(const char *what, struct timing t)
+{
+	printf("  %-26s %7.1f us (mean %7.1f)\n", what, t.best, t.mean);
 }
 
 static size_t pprof_size(const struct profile *p)
@@ -288,23 +295,25 @@ static void print_times(const struct profile *p, double seconds)
 	struct strbuf blob = STRBUF_INIT;
 	struct profile *series = profile_new();
 
-	for (size_t i = 0; i < ARRAY_SIZE(levels); i++)
-		printf("encode level %d: %7.1f us\n", levels[i],
-		       time_op(OP_ENCODE, p, levels[i], NULL, NULL, seconds));
 	for (size_t i = 0; i < ARRAY_SIZE(levels); i++) {
+		printf("level %d:\n", levels[i]);
+		print_timing("encode", time_op(OP_ENCODE, p, levels[i], NULL, NULL, seconds));
 		strbuf_reset(&blob);
 		die_on(blob_encode_level(p, levels[i], &blob, &err), &err);
-		printf("level %d: decode %7.1f us, merge_into fresh %7.1f us, "
-		       "decode+profile_merge %7.1f us\n",
-		       levels[i], time_op(OP_DECODE, p, 0, &blob, NULL, seconds),
-		       time_op(OP_MERGE_FRESH, p, 0, &blob, NULL, seconds),
-		       time_op(OP_DECODE_MERGE, p, 0, &blob, NULL, seconds));
+		print_timing("decode", time_op(OP_DECODE, p, 0, &blob, NULL, seconds));
+		print_timing("merge_into a new profile",
+			     time_op(OP_MERGE_FRESH, p, 0, &blob, NULL, seconds));
+		print_timing("decode + profile_merge",
+			     time_op(OP_DECODE_MERGE, p, 0, &blob, NULL, seconds));
 	}
-	/* The query path: a series' blobs merged one after another (values only grow). */
+	/* The query path: one series' blobs merged one after another. */
+	strbuf_reset(&blob);
+	die_on(blob_encode(p, &blob, &err), &err);
 	for (int i = 0; i < 99; i++)
 		die_on(blob_merge_into(series, blob.buf, blob.len, NULL, &err), &err);
-	printf("merge_into a series' merge (level %d): %7.1f us\n", levels[ARRAY_SIZE(levels) - 1],
-	       time_op(OP_MERGE_SERIES, p, 0, &blob, series, seconds));
+	printf("level %d, the 100th blob of a series:\n", BLOB_LEVEL_DEFAULT);
+	print_timing("merge_into the merge of 99",
+		     time_op(OP_MERGE_SERIES, p, 0, &blob, series, seconds));
 	profile_free(series);
 	strbuf_release(&blob);
 }
@@ -322,11 +331,6 @@ int main(int argc, char **argv)
 	printf("profile: %" PRId64 " samples, %u stored samples, %u nodes, %u frames, %u strings\n",
 	       profile_total(p, 0), p->nr_samples, p->nr_nodes, p->nr_frames, p->strs.nr);
 	print_sizes(p);
-	printf("glibc malloc defaults:\n");
-	print_times(p, seconds);
-	mallopt(M_TRIM_THRESHOLD, 256 << 20);
-	mallopt(M_MMAP_THRESHOLD, 32 << 20);
-	printf("without heap trimming:\n");
 	print_times(p, seconds);
 	profile_free(p);
 	return 0;

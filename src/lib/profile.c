@@ -432,15 +432,28 @@ int64_t profile_total(const struct profile *p, uint32_t type)
 	return total;
 }
 
+/* a + b, held at INT64_MAX or INT64_MIN where it would overflow. */
+static inline int64_t add_saturated(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
 void profile_node_totals(const struct profile *p, uint32_t type, int64_t *out, int64_t *self)
 {
 	memset(out, 0, p->nr_nodes * sizeof(*out));
-	for (uint32_t s = 0; s < p->nr_samples; s++)
-		out[p->samples[s].node] += profile_sample_values(p, s)[type];
+	for (uint32_t s = 0; s < p->nr_samples; s++) {
+		int64_t *o = &out[p->samples[s].node];
+
+		*o = add_saturated(*o, profile_sample_values(p, s)[type]);
+	}
 	if (self)
 		memcpy(self, out, p->nr_nodes * sizeof(*out));
 	for (uint32_t n = p->nr_nodes - 1; n > 0; n--)
-		out[p->nodes[n].parent] += out[n];
+		out[p->nodes[n].parent] = add_saturated(out[p->nodes[n].parent], out[n]);
 }
 
 size_t profile_node_stack(const struct profile *p, uint32_t node, uint32_t **buf, size_t *alloc)

@@ -27,6 +27,7 @@
  * into those arrays are invalidated by any call that adds to them.
  */
 
+/* A new flag must be added to BLOB_FRAME_FLAGS too (src/store/blob_int.h). */
 enum frame_flags {
 	FRAME_INLINED = 1 << 0,	     /* inlined into the frame below it */
 	FRAME_KERNEL = 1 << 1,	     /* kernel code */
@@ -202,9 +203,9 @@ int profile_set_decimals(struct profile *p, uint32_t type, uint32_t d);
 int64_t profile_total(const struct profile *p, uint32_t type);
 
 /*
- * Per-node totals of a type: out[n] = value of every sample at n or below.
- * out must hold nr_nodes entries; self (if not NULL) gets the values of
- * samples at exactly n.
+ * Per-node totals of a type: out[n] = value of every sample at n or below
+ * (saturating, as profile_total).  out must hold nr_nodes entries; self
+ * (if not NULL) gets the values of samples at exactly n.
  */
 void profile_node_totals(const struct profile *p, uint32_t type, int64_t *out, int64_t *self);
 

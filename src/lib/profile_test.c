@@ -156,6 +156,28 @@ static void test_overflow_is_refused(void **state)
 	profile_free(p);
 }
 
+/* Totals over samples that each fit saturate instead of overflowing. */
+static void test_node_totals_saturate(void **state)
+{
+	struct profile *p = profile_new();
+	int64_t big = INT64_MAX, small = INT64_MIN, tot[4];
+
+	(void)state;
+	profile_add_type(p, "samples", "count");
+	profile_add_sample(p, profile_child(p, 0, profile_frame_named(p, "a", 1)), 0, &big);
+	profile_add_sample(p, profile_child(p, 0, profile_frame_named(p, "b", 1)), 0, &big);
+	profile_node_totals(p, 0, tot, NULL);
+	assert_true(tot[0] == INT64_MAX);
+	profile_free(p);
+	p = profile_new();
+	profile_add_type(p, "samples", "count");
+	profile_add_sample(p, profile_child(p, 0, profile_frame_named(p, "a", 1)), 0, &small);
+	profile_add_sample(p, profile_child(p, 0, profile_frame_named(p, "b", 1)), 0, &small);
+	profile_node_totals(p, 0, tot, NULL);
+	assert_true(tot[0] == INT64_MIN);
+	profile_free(p);
+}
+
 /* The capacity goal, scaled down for a unit test (bench/model-memory.py runs it in full). */
 static void test_many_stacks(void **state)
 {
@@ -371,6 +393,7 @@ int main(void)
 		cmocka_unit_test(test_filter_prune_scale),
 		cmocka_unit_test(test_labels_split_samples),
 		cmocka_unit_test(test_overflow_is_refused),
+		cmocka_unit_test(test_node_totals_saturate),
 		cmocka_unit_test(test_many_stacks),
 		cmocka_unit_test(test_truncate_small),
 		cmocka_unit_test(test_truncate_keeps_totals_and_heaviest),

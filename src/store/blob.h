@@ -20,7 +20,9 @@
  * more than the limits allow; a bad blob is a one-line "blob: ..." error
  * naming the field.  What the blob keeps is everything profile_equal()
  * compares; ids are renumbered, and the input order (keep_order) is not
- * kept.
+ * kept.  Encoding is deterministic: a decoded blob encodes to the same
+ * bytes again.  Every function may be called from several threads at once (each
+ * thread keeps its own zstd contexts).
  */
 
 struct blob_limits {

@@ -296,7 +296,14 @@ static int get_frames(struct reader *r)
 	    (rc = get_ids(r, 0, n, (uint64_t)UINT32_MAX + 1, v->f_line, "frame", "line")) ||
 	    (rc = get_addrs(r, n, v->f_addr)))
 		return rc;
-	return get_ids(r, 0, n, BLOB_FRAME_FLAGS + 1, v->f_flags, "frame", "flags");
+	if ((rc = get_ids(r, 0, n, (uint64_t)UINT32_MAX + 1, v->f_flags, "frame", "flags")))
+		return rc;
+	for (uint32_t i = 0; i < n; i++) {
+		if (v->f_flags[i] & ~(uint32_t)BLOB_FRAME_FLAGS)
+			return fail(r, ERR_FORMAT, "frame %u: unknown flags 0x%x", i,
+				    v->f_flags[i]);
+	}
+	return 0;
 }
 
 static int get_nodes(struct reader *r)

@@ -139,35 +139,29 @@ static void order_nodes(struct enc *e)
 	free(stack);
 }
 
-/* The label sets in use, numbered in profile id order (so one sort order serves both). */
-static void order_sets(struct enc *e)
-{
-	const struct profile *p = e->p;
-	bool *used = xcalloc(p->nr_labelsets, sizeof(bool));
-
-	used[0] = used[p->profile_labels] = true;
-	for (uint32_t s = 0; s < p->nr_samples; s++)
-		used[p->samples[s].labels] = true;
-	for (uint32_t id = 0; id < p->nr_labelsets; id++) {
-		if (used[id]) {
-			e->set_map[id] = e->nr_sets;
-			e->sets[e->nr_sets++] = id;
-		}
-	}
-	free(used);
-}
-
-static uint64_t sample_key(const struct enc *e, uint32_t s)
+/* Sample s's sort key: its blob node, then its label set (the profile's id or the blob's). */
+static uint64_t sample_key(const struct enc *e, uint32_t s, bool blob_set)
 {
 	const struct psample *ps = &e->p->samples[s];
 
-	return (uint64_t)e->node_map[ps->node] << 32 | e->set_map[ps->labels];
+	return (uint64_t)e->node_map[ps->node] << 32 |
+	       (blob_set ? e->set_map[ps->labels] : ps->labels);
 }
 
-/*
- * Samples in blob order, by node then label set: a counting sort by node,
- * then an insertion sort, which only has to order samples of one node.
- */
+/* An insertion sort of samples already in node order: it only orders those of one node. */
+static void sort_within_nodes(struct enc *e, bool blob_set)
+{
+	for (uint32_t i = 1; i < e->p->nr_samples; i++) {
+		uint32_t s = e->samples[i], j = i;
+		uint64_t key = sample_key(e, s, blob_set);
+
+		for (; j && sample_key(e, e->samples[j - 1], blob_set) > key; j--)
+			e->samples[j] = e->samples[j - 1];
+		e->samples[j] = s;
+	}
+}
+
+/* Samples by blob node (a counting sort), then by the profile's label set. */
 static void order_samples(struct enc *e)
 {
 	const struct profile *p = e->p;
@@ -180,14 +174,31 @@ static void order_samples(struct enc *e)
 	for (uint32_t s = 0; s < p->nr_samples; s++)
 		e->samples[start[e->node_map[p->samples[s].node]]++] = s;
 	free(start);
-	for (uint32_t i = 1; i < p->nr_samples; i++) {
-		uint32_t s = e->samples[i], j = i;
-		uint64_t key = sample_key(e, s);
+	sort_within_nodes(e, false);
+}
 
-		for (; j && sample_key(e, e->samples[j - 1]) > key; j--)
-			e->samples[j] = e->samples[j - 1];
-		e->samples[j] = s;
+static void use_set(struct enc *e, uint32_t id)
+{
+	if (e->set_map[id] == UNSET) {
+		e->set_map[id] = e->nr_sets;
+		e->sets[e->nr_sets++] = id;
 	}
+}
+
+/*
+ * The label sets in use, numbered by first use: the profile's own, then
+ * the samples' in order; then each node's samples in the order of those
+ * numbers, as the blob requires.  A decoded profile interns its sets in
+ * that order, so encoding it again gives the same blob.
+ */
+static void order_sets(struct enc *e)
+{
+	e->set_map[0] = e->sets[0] = 0;
+	e->nr_sets = 1;
+	use_set(e, e->p->profile_labels);
+	for (uint32_t i = 0; i < e->p->nr_samples; i++)
+		use_set(e, e->p->samples[e->samples[i]].labels);
+	sort_within_nodes(e, true);
 }
 
 static void put_frames(struct enc *e)
@@ -236,7 +247,8 @@ static void put_types(struct enc *e)
 	const struct profile *p = e->p;
 
 	put1(e->sb, p->nr_types);
-	put1(e->sb, p->default_type);
+	/* A default past the types (no types at all) would make a blob the decoder refuses. */
+	put1(e->sb, p->default_type < p->nr_types ? p->default_type : 0);
 	for (uint32_t t = 0; t < p->nr_types; t++) {
 		put1(e->sb, enc_str(e, p->types[t].type));
 		put1(e->sb, enc_str(e, p->types[t].unit));
@@ -249,27 +261,56 @@ static void put_types(struct enc *e)
 	put1(e->sb, zigzag(p->duration_nanos));
 }
 
+static int str_cmp(const struct strtab *t, uint32_t a, uint32_t b)
+{
+	uint32_t la = strtab_len(t, a), lb = strtab_len(t, b);
+	int c = memcmp(strtab_str(t, a), strtab_str(t, b), MIN(la, lb));
+
+	return c ? c : (la > lb) - (la < lb);
+}
+
+/*
+ * A set's labels into buf, by key bytes: a profile keeps them in the
+ * order of its key ids, which another profile of the same content need
+ * not share.  Keys are unique in a set; sets are small.
+ */
+static void sorted_labels(const struct profile *p, uint32_t set, struct label *buf)
+{
+	size_t n;
+	const struct label *l = profile_labels(p, set, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		size_t j = i;
+
+		for (; j && str_cmp(&p->strs, buf[j - 1].key, l[i].key) > 0; j--)
+			buf[j] = buf[j - 1];
+		buf[j] = l[i];
+	}
+}
+
 /* Label sets (the empty set 0 is implied), then the profile's labels and comments. */
 static void put_labels(struct enc *e)
 {
 	const struct profile *p = e->p;
+	struct label *buf = xmalloc(st_mult(p->nr_labels ? p->nr_labels : 1, sizeof(*buf)));
 
 	put1(e->sb, e->nr_sets - 1);
 	for (uint32_t i = 1; i < e->nr_sets; i++)
 		put1(e->sb, p->label_off[e->sets[i] + 1] - p->label_off[e->sets[i]]);
 	for (uint32_t i = 1; i < e->nr_sets; i++) {
-		size_t n;
-		const struct label *l = profile_labels(p, e->sets[i], &n);
+		uint32_t n = p->label_off[e->sets[i] + 1] - p->label_off[e->sets[i]];
 
-		for (size_t j = 0; j < n; j++) {
+		sorted_labels(p, e->sets[i], buf);
+		for (uint32_t j = 0; j < n; j++) {
 			uint8_t *w = room(e->sb, 4);
 
-			w = put(w, enc_str(e, l[j].key));
-			w = put(w, enc_str(e, l[j].str));
-			w = put(w, zigzag(l[j].num));
-			wrote(e->sb, put(w, enc_str(e, l[j].unit)));
+			w = put(w, enc_str(e, buf[j].key));
+			w = put(w, enc_str(e, buf[j].str));
+			w = put(w, zigzag(buf[j].num));
+			wrote(e->sb, put(w, enc_str(e, buf[j].unit)));
 		}
 	}
+	free(buf);
 	put1(e->sb, e->set_map[p->profile_labels]);
 	put1(e->sb, p->nr_comments);
 	for (uint32_t i = 0; i < p->nr_comments; i++)
@@ -341,8 +382,8 @@ void blob_write_body(const struct profile *p, struct strbuf *body)
 
 	enc_init(&e, p, &rest);
 	order_nodes(&e);
-	order_sets(&e);
 	order_samples(&e);
+	order_sets(&e);
 	put_frames(&e);
 	put_nodes(&e);
 	put_types(&e);

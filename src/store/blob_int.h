@@ -12,7 +12,7 @@
 #define BLOB_ZSTD	  0x01 /* flags: the body is a zstd frame */
 #define BLOB_MAX_TYPES	  16   /* as profile_add_sample supports */
 #define BLOB_MAX_DECIMALS 9    /* as profile_set_decimals supports */
-#define BLOB_FRAME_FLAGS  (FRAME_UNSYMBOLIZED * 2 - 1)
+#define BLOB_FRAME_FLAGS  (FRAME_INLINED | FRAME_KERNEL | FRAME_JIT | FRAME_UNSYMBOLIZED)
 #define UNSET		  UINT32_MAX
 
 static inline uint64_t zigzag(int64_t v)
