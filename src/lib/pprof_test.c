@@ -580,13 +580,14 @@ static void build_deep(struct tb *b, size_t n, size_t nref, size_t nsamples)
 		l->line[i] = &lines[i];
 	}
 	l->n_line = n;
+	/* Stacks of different depths: identical ones would share one walk. */
 	for (size_t k = 0; k < nsamples; k++) {
 		Perftools__Profiles__Sample *s = tb_sample(b, 0, (int64_t)1);
 
-		s->location_id = tb_alloc(b, nref * sizeof(uint64_t));
-		for (size_t i = 0; i < nref; i++)
+		s->location_id = tb_alloc(b, (nref - k) * sizeof(uint64_t));
+		for (size_t i = 0; i < nref - k; i++)
 			s->location_id[i] = 1;
-		s->n_location_id = nref;
+		s->n_location_id = nref - k;
 	}
 }
 

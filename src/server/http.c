@@ -25,6 +25,7 @@
 #include "lib/output.h"
 #include "lib/pprof.h"
 #include "server/flamebearer.h"
+#include "server/ingest_form.h"
 #include "server/multipart.h"
 #include "server/server.h"
 #include "store/ingest_name.h"
@@ -306,24 +307,42 @@ static int read_body(const struct server *s, const char *name, const void *data,
 	return rc;
 }
 
-/* The pprof part of a multipart push (Pyroscope's clients send "profile"). */
+/*
+ * A multipart push: the "profile" part (pprof), and with a
+ * "sample_type_config" the types it names, each under its display name
+ * (Pyroscope's clients send it; types it leaves out are not stored).
+ * NAMES gets one entry per sample type, owned by P's strings.
+ */
 static int multipart_profile(const struct server *s, struct MHD_Connection *c,
-			     const struct strbuf *body, struct profile **out, struct error *err)
+			     const struct strbuf *body, struct profile **out, const char ***names,
+			     struct error *err)
 {
 	const char *ctype = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
-	char boundary[MULTIPART_BOUNDARY_MAX + 1];
-	struct multipart_reader r;
-	struct multipart_part part;
+	struct ingest_form *f = xcalloc(1, sizeof(*f));
 	int rc;
 
-	rc = multipart_boundary(ctype, boundary, err);
-	if (rc < 0)
-		return rc;
-	multipart_init(&r, boundary, body->buf, body->len);
-	while ((rc = multipart_next(&r, &part, err)) > 0)
-		if (!strcmp(part.name, "profile"))
-			return read_body(s, "profile", part.data, part.len, FMT_PPROF, out, err);
-	return rc < 0 ? rc : error_set(err, ERR_FORMAT, "multipart: no \"profile\" part");
+	*names = NULL;
+	rc = ingest_form_parse(ctype, body->buf ? body->buf : "", body->len, f, err);
+	if (rc == 0 && !f->profile.data)
+		rc = error_set(err, ERR_FORMAT, "multipart: no \"profile\" part");
+	if (rc == 0)
+		rc = read_body(s, "profile", f->profile.data, f->profile.len, FMT_PPROF, out, err);
+	if (rc == 0 && f->has_config) {
+		struct profile *p = *out;
+
+		*names = xcalloc(p->nr_types + 1, sizeof(**names));
+		for (uint32_t t = 0; t < p->nr_types; t++) {
+			const struct stc_entry *e =
+				sample_type_config_find(&f->config, profile_str(p, p->types[t].type));
+
+			if (e)
+				(*names)[t] = profile_str(p, profile_intern_str(p, e->display_name[0]
+										    ? e->display_name
+										    : e->type));
+		}
+	}
+	free(f);
+	return rc;
 }
 
 static bool is_multipart(struct MHD_Connection *c)
@@ -345,6 +364,43 @@ static int push_window(struct MHD_Connection *c, int64_t *t0, int64_t *t1, struc
 	return 0;
 }
 
+/* Pyroscope's "lines": one stack per line, each seen once. */
+static void lines_to_folded(const struct strbuf *body, struct strbuf *out)
+{
+	const char *p = body->buf ? body->buf : "", *end = p + body->len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p)), *e = nl ? nl : end;
+		size_t n = (size_t)(e - p);
+
+		if (n && p[n - 1] == '\r')
+			n--;
+		if (n) {
+			strbuf_add(out, p, n);
+			strbuf_addstr(out, " 1\n");
+		}
+		p = nl ? nl + 1 : end;
+	}
+}
+
+/*
+ * Pyroscope's units= for a folded or lines push: samples and objects are
+ * counts, bytes are bytes; others as given ([a-z_], at most 32).
+ */
+static int set_units(struct profile *p, const char *units, struct error *err)
+{
+	size_t n;
+
+	if (!units || !*units || !strcmp(units, "samples") || !strcmp(units, "objects"))
+		return 0;
+	n = strspn(units, "abcdefghijklmnopqrstuvwxyz_");
+	if (units[n] || n > 32)
+		return error_set(err, ERR_FORMAT, "units: \"%.32s\" is not a unit name ([a-z_])",
+				 units);
+	p->types[p->default_type].unit = profile_intern_str(p, units);
+	return 0;
+}
+
 /* Pyroscope's legacy push: name=app.type{k=v}, format, from, until. */
 static enum MHD_Result on_ingest(struct server *s, struct MHD_Connection *c, struct request *rq)
 {
@@ -354,6 +410,7 @@ static enum MHD_Result on_ingest(struct server *s, struct MHD_Connection *c, str
 	struct profile *p = NULL;
 	struct ingest_req req;
 	enum profile_format f = FMT_FOLDED;
+	const char **names = NULL;
 	int rc;
 
 	if (!name)
@@ -367,17 +424,28 @@ static enum MHD_Result on_ingest(struct server *s, struct MHD_Connection *c, str
 			       "format: \"%.32s\" is not supported (folded, lines or pprof)", format);
 	if (rc == 0 && (is_multipart(c) || (format && !strcmp(format, "pprof"))))
 		f = FMT_PPROF;
-	if (rc == 0 && is_multipart(c))
-		rc = multipart_profile(s, c, &rq->body, &p, &err);
-	else if (rc == 0)
+	if (rc == 0 && is_multipart(c)) {
+		rc = multipart_profile(s, c, &rq->body, &p, &names, &err);
+	} else if (rc == 0 && format && !strcmp(format, "lines")) {
+		struct strbuf folded = STRBUF_INIT;
+
+		lines_to_folded(&rq->body, &folded);
+		rc = read_body(s, "body", folded.buf ? folded.buf : "", folded.len, FMT_FOLDED, &p,
+			       &err);
+		strbuf_release(&folded);
+	} else if (rc == 0) {
 		rc = read_body(s, "body", rq->body.buf ? rq->body.buf : "", rq->body.len, f, &p, &err);
+	}
+	if (rc == 0 && f != FMT_PPROF)
+		rc = set_units(p, arg(c, "units"), &err);
 	if (rc == 0) {
-		req = (struct ingest_req){se->app, f == FMT_PPROF ? NULL : se->type,
+		req = (struct ingest_req){se->app, f == FMT_PPROF ? NULL : se->type, names,
 					  se->labels, se->nlabels, req.t0, req.t1};
 		if (!req.type && f != FMT_PPROF)
 			req.type = INGEST_DEFAULT_TYPE;
 		rc = service_ingest(s->sv, &req, p, &err);
 	}
+	free(names);
 	profile_free(p);
 	series_free(se);
 	if (rc < 0)
@@ -456,6 +524,9 @@ static void note_latency(struct server *s, struct request *rq)
 	pthread_mutex_unlock(&s->mu);
 }
 
+static int render_cut(const struct profile *p, enum profile_format f, struct strbuf *out,
+		      struct error *err);
+
 /* Render P (one sample type) as FORMAT into OUT; *ctype the content type. */
 static int render(const struct server *s, struct MHD_Connection *c, struct profile *p,
 		  const char *format, const char *name, struct strbuf *out, const char **ctype,
@@ -463,9 +534,6 @@ static int render(const struct server *s, struct MHD_Connection *c, struct profi
 {
 	uint64_t max_nodes;
 	enum profile_format f;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *mem;
 	int rc;
 
 	if (uint_arg(c, "maxNodes", s->cfg.max_nodes, UINT32_MAX, &max_nodes, err) < 0)
@@ -484,7 +552,28 @@ static int render(const struct server *s, struct MHD_Connection *c, struct profi
 		 : f == FMT_SVG	  ? "image/svg+xml"
 		 : f == FMT_HTML ? "text/html; charset=utf-8"
 				 : "text/plain; charset=utf-8";
-	mem = open_memstream(&buf, &len);
+	/* The other formats are cut the same way: kept nodes, the rest in "other". */
+	if (max_nodes && p->nr_nodes > max_nodes + 1) {
+		struct profile *cut = profile_truncate(p, 0, (uint32_t)max_nodes, err);
+
+		if (!cut)
+			return err->code;
+		rc = render_cut(cut, f, out, err);
+		profile_free(cut);
+		return rc;
+	}
+	return render_cut(p, f, out, err);
+}
+
+/* Write P in format F (not json) into OUT. */
+static int render_cut(const struct profile *p, enum profile_format f, struct strbuf *out,
+		      struct error *err)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+	int rc;
+
 	if (!mem)
 		return error_set(err, ERR_IO, "out of memory");
 	rc = profile_write(p, f, 0, mem, err);

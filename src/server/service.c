@@ -515,10 +515,15 @@ int service_ingest(struct service *sv, const struct ingest_req *req, struct prof
 	pd.keys = xcalloc(ntypes, sizeof(*pd.keys));
 	for (size_t i = 0; i < ntypes && rc == 0; i++) {
 		uint32_t t = req->type ? p->default_type : (uint32_t)i;
-		const char *type = req->type ? req->type : profile_str(p, p->types[t].type);
+		const char *type = req->type	? req->type
+				   : req->names ? req->names[t]
+						: profile_str(p, p->types[t].type);
 
-		rc = add_row(sv, req, p, t, type, &pd, err);
+		if (type)
+			rc = add_row(sv, req, p, t, type, &pd, err);
 	}
+	if (rc == 0 && pd.n == 0)
+		rc = error_set(err, ERR_FORMAT, "none of the profile's sample types is configured");
 	if (rc == 0)
 		rc = commit(sv, pd.rows, pd.n, err);
 	if (rc == 0) {

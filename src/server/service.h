@@ -55,7 +55,9 @@ void service_close(struct service *sv);
  */
 struct ingest_req {
 	const char *app;
-	const char *type; /* NULL: every sample type */
+	const char *type;	 /* NULL: every sample type */
+	const char *const *names; /* with type NULL: per sample type, its series type, NULL
+				     to leave it out (Pyroscope's sample_type_config); NULL: all */
 	const struct series_label *labels;
 	size_t nlabels;
 	int64_t t0, t1;

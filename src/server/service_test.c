@@ -93,7 +93,7 @@ static void push(struct fixture *f, const char *app, const char *type, const cha
 		 int64_t t, const char *text)
 {
 	struct series_label l[] = {{"region", region}, {"version", "v1"}};
-	struct ingest_req req = {app, type, l, 2, t, t + 10 * SEC};
+	struct ingest_req req = {app, type, NULL, l, 2, t, t + 10 * SEC};
 	struct error err = ERROR_INIT;
 	struct profile *p = folded(text);
 
@@ -164,7 +164,7 @@ static void test_every_type(void **state)
 {
 	struct fixture *f = *state;
 	struct profile *p = folded("main;x 3 5\nmain;y 1 0\n"); /* two columns: base, new */
-	struct ingest_req req = {"diffy", NULL, NULL, 0, T0, T0 + 10 * SEC};
+	struct ingest_req req = {"diffy", NULL, NULL, NULL, 0, T0, T0 + 10 * SEC};
 	struct error err = ERROR_INIT;
 	char *q;
 
@@ -179,12 +179,40 @@ static void test_every_type(void **state)
 	free(q);
 }
 
+/* Pyroscope's sample_type_config: named types only, under their display names. */
+static void test_type_names(void **state)
+{
+	struct fixture *f = *state;
+	struct profile *p = folded("main;x 3 5\nmain;y 1 0\n");
+	const char *names[] = {NULL, "cpu"};
+	struct ingest_req req = {"named", NULL, names, NULL, 0, T0, T0 + 10 * SEC};
+	struct error err = ERROR_INIT;
+	struct selector *sel;
+	struct profile *q;
+	size_t n;
+	char *text;
+
+	assert_int_equal(service_ingest(f->sv, &req, p, &err), 0);
+	text = query_text(f, "named.cpu", T0, T0 + HOUR, NULL);
+	assert_string_equal(text, "main;x 5\n");
+	free(text);
+	assert_int_equal(selector_parse("named.base", &sel, &err), 0);
+	assert_int_equal(service_query(f->sv, sel, T0, T0 + HOUR, &q, &n, &err), 0);
+	assert_int_equal(n, 0);
+	profile_free(q);
+	selector_free(sel);
+	names[1] = NULL;
+	assert_int_equal(service_ingest(f->sv, &req, p, &err), ERR_FORMAT);
+	assert_string_equal(err.msg, "none of the profile's sample types is configured");
+	profile_free(p);
+}
+
 static void test_budget_and_allow(void **state)
 {
 	struct fixture *f = *state;
 	const char *allow[] = {"region", "version", NULL};
 	struct series_label bad[] = {{"tenant", "t1"}};
-	struct ingest_req req = {"shop", "cpu", bad, 1, T0, T0 + SEC};
+	struct ingest_req req = {"shop", "cpu", NULL, bad, 1, T0, T0 + SEC};
 	struct error err = ERROR_INIT;
 	struct profile *p = folded("main 1\n");
 
@@ -214,7 +242,7 @@ static void test_budget_and_allow(void **state)
 static void test_depth(void **state)
 {
 	struct fixture *f = *state;
-	struct ingest_req req = {"deep", "cpu", NULL, 0, T0, T0 + SEC};
+	struct ingest_req req = {"deep", "cpu", NULL, NULL, 0, T0, T0 + SEC};
 	struct error err = ERROR_INIT;
 	struct profile *p = folded("a;b;c;d;e 1\n");
 
@@ -329,6 +357,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_every_type, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_type_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_budget_and_allow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_depth, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeline_labels, setup, teardown),

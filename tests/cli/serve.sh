@@ -82,6 +82,33 @@ check "the window selects by start time" "$PLATEAU" query --server "$URL" 'shop.
 	--from "$((NOW - 97))" --until "$NOW" -o "$TMP/q4.folded"
 check_grep "... only the push that started in it" '^main;work;hash 5$' "$TMP/q4.folded"
 
+printf 'main;alloc;grow\nmain;alloc;grow\nmain;free\n' >"$TMP/lines.txt"
+check_http "POST /ingest format=lines units=bytes" 200 POST \
+	"/ingest?name=mem.alloc_space&from=$((NOW - 100))&format=lines&units=bytes" --data-binary @"$TMP/lines.txt"
+check_http "... counted once per line" 200 GET "/api/v1/query?query=mem.alloc_space&from=$((NOW - 200))&format=folded"
+printf 'main;alloc;grow 2\nmain;free 1\n' >"$TMP/lines.want"
+norm "$TMP/body"
+check_same "... as folded stacks" "$TMP/lines.want" "$TMP/body.sorted"
+check_http "units=bytes gives Pyroscope's units in the JSON" 200 GET "/render?query=mem.alloc_space&from=$((NOW - 200))"
+check_grep "... bytes" '"units":"bytes"' "$TMP/body"
+check_http "maxNodes cuts folded output too" 200 GET "/api/v1/query?query=shop.cpu&from=$((NOW - 200))&format=folded&maxNodes=2"
+check_grep "... into other" 'other' "$TMP/body"
+
+# ---- Pyroscope's Go client: multipart pprof with a sample_type_config ----
+printf '{"samples":{"units":"samples","display-name":"cpu","sampled":true}}' >"$TMP/stc.json"
+check_http "POST /ingest multipart (profile + sample_type_config)" 200 POST \
+	"/ingest?name=gocpu%7Bregion%3Deu%7D&from=$((NOW - 100))&until=$((NOW - 90))&spyName=gospy&sampleRate=100" \
+	-F "profile=@$GO_CPU;filename=profile.pprof;type=application/octet-stream" \
+	-F "sample_type_config=@$TMP/stc.json;filename=sample_type_config.json;type=application/octet-stream"
+"$PLATEAU" convert --format folded --sample-type samples -o "$TMP/gocpu-local.folded" "$GO_CPU"
+check "the configured type is stored under its display name" "$PLATEAU" query --server "$URL" \
+	'gocpu.cpu{region="eu"}' --from "$((NOW - 200))" -o "$TMP/gocpu.folded"
+norm "$TMP/gocpu-local.folded"
+norm "$TMP/gocpu.folded"
+check_same "... equal to the local conversion" "$TMP/gocpu-local.folded.sorted" "$TMP/gocpu.folded.sorted"
+check_http "... and the type it leaves out is not" 200 GET '/api/v1/series?query=gocpu.samples'
+check_grep "... (no such series)" '^\[\]$' "$TMP/body"
+
 # ---- plateau push (pprof, every sample type) and the JSON flame tree ----
 check "plateau push a Go heap profile with tags" "$PLATEAU" push --server "$URL" --app api \
 	--tag region=eu-west --tag endpoint=/checkout --from "$((NOW - 60))" --until "$((NOW - 50))" "$GO_HEAP"
