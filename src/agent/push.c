@@ -253,7 +253,7 @@ static char *encode(char *dst, const char *s)
 /* "APP" or "APP{k=v,k=v}", malloc'ed. */
 static char *series_name(const struct agent_config *cfg)
 {
-	size_t size = strlen(cfg->app) + 3, i, o;
+	size_t size = strlen(cfg->app) + 7, i, o;
 	char *name;
 
 	for (i = 0; i < cfg->ntags; i++)
@@ -261,7 +261,9 @@ static char *series_name(const struct agent_config *cfg)
 	name = malloc(size);
 	if (!name)
 		return NULL;
-	o = (size_t)snprintf(name, size, "%s", cfg->app);
+	/* app.cpu as Pyroscope's clients name a pprof push (the server stores every
+	 * sample type anyway): an app name with dots still parses back whole. */
+	o = (size_t)snprintf(name, size, "%s.cpu", cfg->app);
 	for (i = 0; i < cfg->ntags; i++)
 		o += (size_t)snprintf(name + o, size - o, "%c%s=%s", i ? ',' : '{',
 				      cfg->tags[i].key, cfg->tags[i].value);

@@ -393,10 +393,10 @@ static void test_request(void **state)
 	assert_field(1, "METHOD", "POST");
 	assert_field(1, "PATH", "/pyro/ingest");
 	assert_field(1, "QUERY",
-		     "name=my-app%7Benv%3Dprod%2Cregion%3Deu%20west%7B1%7D%7D&from=1700000000"
+		     "name=my-app.cpu%7Benv%3Dprod%2Cregion%3Deu%20west%7B1%7D%7D&from=1700000000"
 		     "&until=1700000010&format=pprof&spyName=plateau&sampleRate=99");
 	assert_field(2, "QUERY",
-		     "name=my-app%7Benv%3Dprod%2Cregion%3Deu%20west%7B1%7D%7D&from=1700000000"
+		     "name=my-app.cpu%7Benv%3Dprod%2Cregion%3Deu%20west%7B1%7D%7D&from=1700000000"
 		     "&until=1700000010&format=pprof&spyName=plateau&sampleRate=99"
 		     "&units=nanoseconds");
 	rec = receiver_read(2, &len);
@@ -444,7 +444,7 @@ static void test_retry_then_deliver(void **state)
 	assert_field(2, "ANSWER", "503");
 	assert_field(3, "ANSWER", "200");
 	assert_field(3, "QUERY",
-		     "name=my-app&from=1700000000&until=1700000010&format=pprof"
+		     "name=my-app.cpu&from=1700000000&until=1700000010&format=pprof"
 		     "&spyName=plateau&sampleRate=99");
 	assert_field(3, "PATH", "/ingest");
 	assert_body(1, b, 5000);

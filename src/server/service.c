@@ -299,9 +299,12 @@ struct type_view {
 	int64_t *values;
 };
 
-/* TYPE_ID: TYPE interned in P (before the view copies P's string table). */
+/*
+ * TYPE_ID: TYPE interned in P (before the view copies P's string table);
+ * only the samples of group G (GROUP_OF[i], see struct groups).
+ */
 static void view_init(struct type_view *tv, const struct profile *p, uint32_t t,
-		      uint32_t type_id)
+		      uint32_t type_id, const uint32_t *group_of, uint32_t g)
 {
 	uint32_t n = 0;
 
@@ -310,7 +313,7 @@ static void view_init(struct type_view *tv, const struct profile *p, uint32_t t,
 	for (uint32_t i = 0; i < p->nr_samples; i++) {
 		int64_t v = profile_sample_values(p, i)[t];
 
-		if (v == 0)
+		if (v == 0 || group_of[i] != g)
 			continue;
 		tv->samples[n] = p->samples[i];
 		tv->values[n++] = v;
@@ -334,6 +337,99 @@ static void view_release(struct type_view *tv)
 	free(tv->values);
 }
 
+/*
+ * Sample labels that become series labels, so that a selector can pick
+ * them (endpoint="/checkout", latency="slow"): every string label of the
+ * samples, except the ones whose values are per thread or per request and
+ * would make a series each (they stay inside the stored profile), and,
+ * with an allow-list, the ones it does not name.  A push's samples are
+ * split into groups by the values of those labels; each group of each
+ * sample type is one row of its own series.
+ */
+static const char *const sample_label_kept[] = {"thread", "thread_id", "tid",	  "pid",
+						"goroutine", "span_id", "trace_id", NULL};
+
+#define GROUPS_MAX 1024
+
+struct group {
+	struct series_label labels[LABELS_MAX];
+	size_t n;
+};
+
+struct groups {
+	uint32_t *of; /* per sample */
+	struct group *v;
+	size_t n;
+};
+
+static bool promoted(const struct service *sv, const char *key)
+{
+	for (const char *const *k = sample_label_kept; *k; k++)
+		if (!strcmp(*k, key))
+			return false;
+	return label_allowed(sv, key);
+}
+
+static bool group_same(const struct group *a, const struct group *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->labels[i].key, b->labels[i].key) ||
+		    strcmp(a->labels[i].value, b->labels[i].value))
+			return false;
+	return true;
+}
+
+/* Split P's samples by their promoted labels (their strings are P's). */
+static int groups_build(const struct service *sv, const struct profile *p, struct groups *gs,
+			struct error *err)
+{
+	uint32_t *set_group = xmalloc((p->nr_labelsets + 1) * sizeof(*set_group));
+	int rc = 0;
+
+	gs->of = xmalloc((p->nr_samples + 1) * sizeof(*gs->of));
+	gs->v = NULL;
+	gs->n = 0;
+	/* A label set maps to one group: work per set, not per sample. */
+	for (uint32_t set = 0; set < p->nr_labelsets && rc == 0; set++) {
+		struct group g = {.n = 0};
+		size_t nl, k;
+		const struct label *l = profile_labels(p, set, &nl);
+
+		for (size_t i = 0; i < nl && g.n < LABELS_MAX; i++) {
+			const char *key = profile_str(p, l[i].key);
+
+			if (l[i].str && promoted(sv, key))
+				g.labels[g.n++] = (struct series_label){key, profile_str(p, l[i].str)};
+		}
+		labels_sort(g.labels, g.n);
+		for (k = 0; k < gs->n && !group_same(&gs->v[k], &g); k++)
+			;
+		if (k == gs->n) {
+			if (gs->n == GROUPS_MAX) {
+				rc = error_set(err, ERR_LIMIT,
+					       "more than %d distinct sample label sets in one push",
+					       GROUPS_MAX);
+				break;
+			}
+			gs->v = xrealloc(gs->v, (gs->n + 1) * sizeof(*gs->v));
+			gs->v[gs->n++] = g;
+		}
+		set_group[set] = (uint32_t)k;
+	}
+	for (uint32_t i = 0; i < p->nr_samples && rc == 0; i++)
+		gs->of[i] = set_group[p->samples[i].labels];
+	free(set_group);
+	return rc;
+}
+
+static void groups_release(struct groups *gs)
+{
+	free(gs->of);
+	free(gs->v);
+}
+
 /* The deepest stack of P, in frames (a node's id is above its parent's). */
 static uint32_t max_depth(const struct profile *p)
 {
@@ -349,17 +445,38 @@ static uint32_t max_depth(const struct profile *p)
 	return max;
 }
 
-/* Validate the push's labels and build the series of type TYPE; KEY gets its key. */
+/*
+ * Validate the push's labels and the group's and build the series of type
+ * TYPE into S (labels in LABELS); KEY gets its key.  A label of the push
+ * wins over a sample label of the same name.
+ */
 static int push_series(struct service *sv, const struct ingest_req *req, const char *type,
-		       struct series *s, char *key, size_t keysize, struct error *err)
+		       const struct group *g, struct series *s, struct series_label *labels,
+		       char *key, size_t keysize, struct error *err)
 {
-	size_t need;
+	size_t n = 0, need;
 
-	*s = (struct series){req->app, type, req->labels, req->nlabels};
-	for (size_t i = 0; i < req->nlabels; i++)
+	for (size_t i = 0; i < req->nlabels; i++) {
 		if (!label_allowed(sv, req->labels[i].key))
 			return error_set(err, ERR_LIMIT, "label \"%s\" is not in the allow-list",
 					 req->labels[i].key);
+		if (n == LABELS_MAX)
+			return error_set(err, ERR_LIMIT, "more than %d labels", LABELS_MAX);
+		labels[n++] = req->labels[i];
+	}
+	for (size_t i = 0; i < g->n; i++) {
+		bool dup = false;
+
+		for (size_t j = 0; j < req->nlabels && !dup; j++)
+			dup = !strcmp(req->labels[j].key, g->labels[i].key);
+		if (dup)
+			continue;
+		if (n == LABELS_MAX)
+			return error_set(err, ERR_LIMIT, "more than %d labels with the samples' own",
+					 LABELS_MAX);
+		labels[n++] = g->labels[i];
+	}
+	*s = (struct series){req->app, type, labels, n};
 	if (series_validate(s, err) < 0)
 		return err->code;
 	need = series_key_format(s, key, keysize);
@@ -376,20 +493,28 @@ struct pending {
 };
 
 static int add_row(struct service *sv, const struct ingest_req *req, struct profile *p,
-		   uint32_t t, const char *type, struct pending *pd, struct error *err)
+		   uint32_t t, const char *type, const struct groups *gs, uint32_t g,
+		   struct pending *pd, struct error *err)
 {
+	struct series_label labels[LABELS_MAX];
 	struct type_view tv;
 	struct series s;
 	char key[8192];
 	int64_t id;
 	int rc;
 
-	rc = push_series(sv, req, type, &s, key, sizeof(key), err);
+	view_init(&tv, p, t, profile_intern_str(p, type), gs->of, g);
+	if (tv.v.nr_samples == 0) { /* this group has nothing of this type: no series */
+		view_release(&tv);
+		return 0;
+	}
+	rc = push_series(sv, req, type, &gs->v[g], &s, labels, key, sizeof(key), err);
 	if (rc == 0)
 		rc = series_id(sv, key, &s, &id, err);
-	if (rc < 0)
+	if (rc < 0) {
+		view_release(&tv);
 		return rc;
-	view_init(&tv, p, t, profile_intern_str(p, type));
+	}
 	strbuf_init(&pd->blobs[pd->n], 4096);
 	rc = blob_encode(&tv.v, &pd->blobs[pd->n], err);
 	if (rc == 0) {
@@ -494,7 +619,8 @@ int service_ingest(struct service *sv, const struct ingest_req *req, struct prof
 		   struct error *err)
 {
 	struct pending pd = {0};
-	size_t ntypes = req->type ? 1 : p->nr_types, bytes = 0;
+	struct groups gs;
+	size_t ntypes = req->type ? 1 : p->nr_types, bytes = 0, configured = 0;
 	uint32_t depth;
 	int rc = 0;
 
@@ -510,20 +636,30 @@ int service_ingest(struct service *sv, const struct ingest_req *req, struct prof
 	if (depth > sv->cfg.max_stack_depth)
 		return error_set(err, ERR_LIMIT, "a stack of %u frames is over the limit of %u",
 				 depth, sv->cfg.max_stack_depth);
-	pd.rows = xcalloc(ntypes, sizeof(*pd.rows));
-	pd.blobs = xcalloc(ntypes, sizeof(*pd.blobs));
-	pd.keys = xcalloc(ntypes, sizeof(*pd.keys));
+	rc = groups_build(sv, p, &gs, err);
+	if (rc < 0) {
+		groups_release(&gs);
+		return rc;
+	}
+	pd.rows = xcalloc(ntypes * gs.n, sizeof(*pd.rows));
+	pd.blobs = xcalloc(ntypes * gs.n, sizeof(*pd.blobs));
+	pd.keys = xcalloc(ntypes * gs.n, sizeof(*pd.keys));
 	for (size_t i = 0; i < ntypes && rc == 0; i++) {
 		uint32_t t = req->type ? p->default_type : (uint32_t)i;
 		const char *type = req->type	? req->type
 				   : req->names ? req->names[t]
 						: profile_str(p, p->types[t].type);
 
-		if (type)
-			rc = add_row(sv, req, p, t, type, &pd, err);
+		configured += type != NULL;
+		for (uint32_t g = 0; type && g < gs.n && rc == 0; g++)
+			rc = add_row(sv, req, p, t, type, &gs, g, &pd, err);
 	}
-	if (rc == 0 && pd.n == 0)
+	groups_release(&gs);
+	if (rc == 0 && configured == 0)
 		rc = error_set(err, ERR_FORMAT, "none of the profile's sample types is configured");
+	/* An idle interval: no sample, nothing to store, nothing to wait for. */
+	if (rc == 0 && pd.n == 0)
+		goto out;
 	if (rc == 0)
 		rc = commit(sv, pd.rows, pd.n, err);
 	if (rc == 0) {
@@ -535,6 +671,7 @@ int service_ingest(struct service *sv, const struct ingest_req *req, struct prof
 		sv->c.ingest_bytes += bytes;
 		pthread_mutex_unlock(&sv->cmu);
 	}
+out:
 	for (size_t i = 0; i < pd.n; i++) {
 		strbuf_release(&pd.blobs[i]);
 		free(pd.keys[i]);

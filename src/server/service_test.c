@@ -179,6 +179,61 @@ static void test_every_type(void **state)
 	free(q);
 }
 
+/* A labelled sample of STACK (';'-separated) with VALUE. */
+static void add_labelled(struct profile *p, const char *stack, const char *endpoint,
+			 const char *thread, int64_t value)
+{
+	struct label l[2] = {{profile_intern_str(p, "endpoint"), profile_intern_str(p, endpoint), 0, 0},
+			     {profile_intern_str(p, "thread"), profile_intern_str(p, thread), 0, 0}};
+	uint32_t frames[16];
+	size_t n = 0;
+	char buf[256], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", stack);
+	for (char *f = strtok_r(buf, ";", &save); f && n < 16; f = strtok_r(NULL, ";", &save))
+		frames[n++] = profile_frame_named(p, f, strlen(f));
+	assert_int_equal(profile_add_sample(p, profile_stack(p, frames, n),
+					    profile_intern_labels(p, l, 2), &value),
+			 0);
+}
+
+/*
+ * Sample labels become series labels (endpoint="/pay" selects its samples),
+ * except per-thread ones, which stay inside the stored profile.
+ */
+static void test_sample_labels(void **state)
+{
+	struct fixture *f = *state;
+	struct profile *p = profile_new();
+	struct series_label push[] = {{"region", "eu"}};
+	struct ingest_req req = {"web", "cpu", NULL, push, 1, T0, T0 + 10 * SEC};
+	struct error err = ERROR_INIT;
+	struct strbuf sb = STRBUF_INIT;
+	struct selector *sel;
+	size_t n;
+	char *q;
+
+	profile_add_type(p, "cpu", "nanoseconds");
+	add_labelled(p, "main;pay", "/pay", "worker-1", 5);
+	add_labelled(p, "main;pay", "/pay", "worker-2", 2);
+	add_labelled(p, "main;list", "/list", "worker-1", 3);
+	assert_int_equal(service_ingest(f->sv, &req, p, &err), 0);
+	profile_free(p);
+	q = query_text(f, "web.cpu{endpoint=\"/pay\"}", T0, T0 + HOUR, &n);
+	assert_string_equal(q, "main;pay 7\n");
+	assert_int_equal(n, 1);
+	free(q);
+	q = query_text(f, "web.cpu{region=\"eu\"}", T0, T0 + HOUR, &n);
+	assert_string_equal(q, "main;list 3\nmain;pay 7\n");
+	assert_int_equal(n, 2);
+	free(q);
+	assert_int_equal(selector_parse("web.cpu", &sel, &err), 0);
+	assert_int_equal(service_label_names(f->sv, sel, &sb, &err), 0);
+	assert_string_equal(sb.buf, "[\"endpoint\",\"region\"]");
+	strbuf_release(&sb);
+	selector_free(sel);
+}
+
 /* Pyroscope's sample_type_config: named types only, under their display names. */
 static void test_type_names(void **state)
 {
@@ -358,6 +413,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_every_type, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_type_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sample_labels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_budget_and_allow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_depth, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeline_labels, setup, teardown),

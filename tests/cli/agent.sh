@@ -98,7 +98,7 @@ for _ in $(seq 50); do [ -s "$TMP/rx.port" ] && break; sleep 0.1; done
 LD_PRELOAD=$LIB PLATEAU_SERVER=http://127.0.0.1:$(cat "$TMP/rx.port") PLATEAU_APP=shop \
 	PLATEAU_TAGS=region=eu-1 PLATEAU_UPLOAD_INTERVAL=1s "$TMP/plain" cpu 1 1500 >/dev/null
 check "push: the profiles arrive at /ingest with the app, tags and format" \
-	grep -rqs 'name=shop%7Bregion%3Deu-1%7D.*format=pprof' "$TMP/rx"
+	grep -rqs 'name=shop.cpu%7Bregion%3Deu-1%7D.*format=pprof' "$TMP/rx"
 kill $rx 2>/dev/null
 wait $rx 2>/dev/null
 check "push: without PLATEAU_SERVER libcurl is never loaded" \

@@ -164,6 +164,11 @@ check "the agent's pushes (app and tags from PLATEAU_APP, PLATEAU_TAGS) are quer
 check_grep "... with the workload's stacks" 'burn' "$TMP/wl.folded"
 check "... and its wall-time series too" "$PLATEAU" query --server "$URL" 'wl.wall' --from now-5m -o "$TMP/wlw.folded"
 check_grep "... non-empty" ' [0-9]+$' "$TMP/wlw.folded"
+check_http "the agent's sample labels become series labels" 200 GET '/api/v1/labels?query=wl.wall'
+check_grep "... thread_state, not thread" '^\["env","thread_state"\]$' "$TMP/body"
+check "... so a selector picks the running samples" "$PLATEAU" query --server "$URL" \
+	'wl.wall{thread_state="running"}' --from now-5m -o "$TMP/wlr.folded"
+check_grep "... the burning thread's" 'burn' "$TMP/wlr.folded"
 
 # ---- bad input on every endpoint ----
 check_http "malformed selector: 400" 400 GET '/api/v1/query?query=shop.cpu%7Bregion%3D%7D'
