@@ -73,7 +73,8 @@ static struct body make_body(long instance, long samples, long stacks)
 		uint32_t node;
 
 		for (size_t d = 0; d < depth; d++)
-			stack[d] = frames[d < 3 ? d : rnd(&seed) % FUNCS]; /* main, run, serve on top */
+			stack[d] = frames[d < 3 ? d
+						: rnd(&seed) % FUNCS]; /* main, run, serve on top */
 		node = profile_stack(p, stack, depth);
 		for (long t = 0; t < per; t++) {
 			struct label l = {profile_intern_str(p, "thread"), 0, 0, 0};
@@ -194,7 +195,8 @@ int main(int argc, char **argv)
 	double sec;
 
 	if (argc < 7) {
-		fprintf(stderr, "usage: serve_load HOST PORT N CONNS INSTANCES T0 [SAMPLES STACKS]\n");
+		fprintf(stderr,
+			"usage: serve_load HOST PORT N CONNS INSTANCES T0 [SAMPLES STACKS]\n");
 		return 2;
 	}
 	host = argv[1];

@@ -20,9 +20,15 @@
 #define GIB	   (UINT64_C(1) << 30)
 
 static const char *const var_names[AGENT_VAR_COUNT] = {
-	"PLATEAU_MODES",	   "PLATEAU_HZ",	 "PLATEAU_OUTPUT",
-	"PLATEAU_SERVER",	   "PLATEAU_APP",	 "PLATEAU_TAGS",
-	"PLATEAU_UPLOAD_INTERVAL", "PLATEAU_ALLOC_RATE", "PLATEAU_LOCK_THRESHOLD",
+	"PLATEAU_MODES",
+	"PLATEAU_HZ",
+	"PLATEAU_OUTPUT",
+	"PLATEAU_SERVER",
+	"PLATEAU_APP",
+	"PLATEAU_TAGS",
+	"PLATEAU_UPLOAD_INTERVAL",
+	"PLATEAU_ALLOC_RATE",
+	"PLATEAU_LOCK_THRESHOLD",
 	"PLATEAU_FORK",
 };
 
@@ -418,9 +424,15 @@ static int parse_fork(struct ctx *c, struct agent_config *cfg)
 typedef int (*parse_fn)(struct ctx *c, struct agent_config *cfg);
 
 static const parse_fn parsers[AGENT_VAR_COUNT] = {
-	parse_modes,	       parse_hz,	 parse_output,
-	parse_server,	       parse_app,	 parse_tags,
-	parse_upload_interval, parse_alloc_rate, parse_lock_threshold,
+	parse_modes,
+	parse_hz,
+	parse_output,
+	parse_server,
+	parse_app,
+	parse_tags,
+	parse_upload_interval,
+	parse_alloc_rate,
+	parse_lock_threshold,
 	parse_fork,
 };
 

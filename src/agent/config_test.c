@@ -510,8 +510,7 @@ int main(void)
 		cmocka_unit_test(test_app),	      cmocka_unit_test(test_tags),
 		cmocka_unit_test(test_tag_limits),    cmocka_unit_test(test_upload_interval),
 		cmocka_unit_test(test_alloc_rate),    cmocka_unit_test(test_lock_threshold),
-		cmocka_unit_test(test_fork),
-		cmocka_unit_test(test_error_buffer),
+		cmocka_unit_test(test_fork),	      cmocka_unit_test(test_error_buffer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

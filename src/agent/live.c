@@ -155,9 +155,8 @@ static NOASAN uint32_t payload_get(struct live_table *t)
 		uint64_t next = atomic_load_explicit(&t->meta[i].next, memory_order_relaxed);
 		uint64_t want = ((head >> 32) + 1) << 32 | next;
 
-		if (atomic_compare_exchange_weak_explicit(&t->free_head, &head, want,
-							  memory_order_acquire,
-							  memory_order_acquire))
+		if (atomic_compare_exchange_weak_explicit(
+			    &t->free_head, &head, want, memory_order_acquire, memory_order_acquire))
 			return i;
 	}
 	used = atomic_load_explicit(&t->pool_used, memory_order_relaxed);
@@ -176,9 +175,8 @@ static NOASAN void payload_put(struct live_table *t, uint32_t i)
 	do {
 		atomic_store_explicit(&t->meta[i].next, (uint32_t)head, memory_order_relaxed);
 		want = ((head >> 32) + 1) << 32 | (i + 1);
-	} while (!atomic_compare_exchange_weak_explicit(&t->free_head, &head, want,
-							memory_order_release,
-							memory_order_relaxed));
+	} while (!atomic_compare_exchange_weak_explicit(
+		&t->free_head, &head, want, memory_order_release, memory_order_relaxed));
 }
 
 /* ---- insert ---- */

@@ -88,7 +88,7 @@ struct agent_live_filter {
 extern struct agent_live_filter agent_live_filter;
 
 static inline __attribute__((no_sanitize_address)) size_t agent_live_home(uintptr_t ptr,
-									    unsigned shift)
+									  unsigned shift)
 {
 	return (size_t)((((uint64_t)ptr >> 4) * UINT64_C(0x9e3779b97f4a7c15)) >> shift);
 }

@@ -71,7 +71,8 @@ static void request(const char *url, const char *token, const struct strbuf *bod
 	if (!c)
 		die("cannot start libcurl");
 	if (token) {
-		if (snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token) >= (int)sizeof(auth))
+		if (snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token) >=
+		    (int)sizeof(auth))
 			die("--token: too long");
 		h = curl_slist_append(h, auth);
 	}
@@ -113,10 +114,12 @@ int cmd_push(int argc, const char **argv)
 	const char *server = NULL, *app = NULL, *from = NULL, *until = NULL, *token = NULL;
 	const char **tags = NULL;
 	const struct option opts[] = {
-		OPT_STRING(0, "server", &server, "URL", "plateau serve's address (http://127.0.0.1:4040)"),
+		OPT_STRING(0, "server", &server, "URL",
+			   "plateau serve's address (http://127.0.0.1:4040)"),
 		OPT_STRING(0, "app", &app, "NAME", "the application the profile belongs to"),
 		OPT_LIST(0, "tag", &tags, "K=V", "a label of the series (repeatable)"),
-		OPT_STRING(0, "from", &from, "T", "start of the profile's window (default: its own, or now)"),
+		OPT_STRING(0, "from", &from, "T",
+			   "start of the profile's window (default: its own, or now)"),
 		OPT_STRING(0, "until", &until, "T", "end of the window"),
 		OPT_STRING(0, "token", &token, "TOKEN", "API token (default $PLATEAU_TOKEN)"),
 		OPT_END(),
@@ -134,7 +137,8 @@ int cmd_push(int argc, const char **argv)
 	p = cmd_read_profiles(argv, 1, &(struct read_options){0});
 	mem = open_memstream(&buf, &len);
 	if (!mem || pprof_write(p, mem, &err) < 0 || fclose(mem) != 0)
-		die("%s: cannot encode as pprof: %s", argv[0], err.msg[0] ? err.msg : "out of memory");
+		die("%s: cannot encode as pprof: %s", argv[0],
+		    err.msg[0] ? err.msg : "out of memory");
 	strbuf_add(&body, buf, len);
 	free(buf);
 	strbuf_addstr(&url, server);
@@ -179,11 +183,15 @@ int cmd_query(int argc, const char **argv)
 		   *token = NULL;
 	int max_nodes = -1;
 	const struct option opts[] = {
-		OPT_STRING(0, "server", &server, "URL", "plateau serve's address (http://127.0.0.1:4040)"),
-		OPT_STRING(0, "from", &from, "T", "window start: unix time, RFC 3339 or now-1h (now-1h)"),
+		OPT_STRING(0, "server", &server, "URL",
+			   "plateau serve's address (http://127.0.0.1:4040)"),
+		OPT_STRING(0, "from", &from, "T",
+			   "window start: unix time, RFC 3339 or now-1h (now-1h)"),
 		OPT_STRING(0, "until", &until, "T", "window end (now)"),
-		OPT_STRING(0, "format", &format, "FMT", "json, pprof, folded, svg or html (folded)"),
-		OPT_INT(0, "max-nodes", &max_nodes, "N", "cut the tree at N nodes, the rest in 'other'"),
+		OPT_STRING(0, "format", &format, "FMT",
+			   "json, pprof, folded, svg or html (folded)"),
+		OPT_INT(0, "max-nodes", &max_nodes, "N",
+			"cut the tree at N nodes, the rest in 'other'"),
 		OPT_STRING('o', "output", &out, "FILE", "write here (default stdout)"),
 		OPT_STRING(0, "token", &token, "TOKEN", "API token (default $PLATEAU_TOKEN)"),
 		OPT_END(),

@@ -14,7 +14,7 @@
 #include "server/server.h"
 #include "store/timeparse.h"
 
-#define TICK_NS (INT64_C(1000000000))
+#define TICK_NS	   (INT64_C(1000000000))
 #define ROLL_BATCH 256
 
 static const char *const serve_usage[] = {
@@ -76,11 +76,16 @@ int cmd_serve(int argc, const char **argv)
 	bool fsync = false, check = false;
 	const struct option opts[] = {
 		OPT_STRING(0, "listen", &listen, "HOST:PORT", "where to listen (127.0.0.1:4040)"),
-		OPT_STRING(0, "data", &data, "DIR", "the embedded store's directory (plateau-data)"),
-		OPT_STRING(0, "config", &config, "FILE", "tokens, caps and label rules (doc/plateau-serve.md)"),
-		OPT_STRING(0, "retention", &retention, "AGE", "delete profiles older than AGE (30d)"),
-		OPT_STRING(0, "max-disk", &max_disk, "SIZE", "keep the store under SIZE (10GiB), oldest out first"),
-		OPT_BOOL(0, "fsync", &fsync, "survive power loss too, not only a crash (slower pushes)"),
+		OPT_STRING(0, "data", &data, "DIR",
+			   "the embedded store's directory (plateau-data)"),
+		OPT_STRING(0, "config", &config, "FILE",
+			   "tokens, caps and label rules (doc/plateau-serve.md)"),
+		OPT_STRING(0, "retention", &retention, "AGE",
+			   "delete profiles older than AGE (30d)"),
+		OPT_STRING(0, "max-disk", &max_disk, "SIZE",
+			   "keep the store under SIZE (10GiB), oldest out first"),
+		OPT_BOOL(0, "fsync", &fsync,
+			 "survive power loss too, not only a crash (slower pushes)"),
 		OPT_BOOL(0, "check-labels", &check, "print the series count per label and exit"),
 		OPT_END(),
 	};

@@ -579,8 +579,8 @@ struct stack_slot {
 	uint32_t node;
 };
 
-static uint32_t *stack_slot_find(struct stack_slot *t, size_t mask, const PbProfile *pb,
-				 size_t i, uint64_t h, struct stack_slot **empty)
+static uint32_t *stack_slot_find(struct stack_slot *t, size_t mask, const PbProfile *pb, size_t i,
+				 uint64_t h, struct stack_slot **empty)
 {
 	const PbSample *s = pb->sample[i];
 
@@ -644,7 +644,8 @@ static int read_samples(struct pprof_reader *r)
 			 (rc = sample_labels(r, i, &labels)) == 0 &&
 			 profile_add_sample(r->p, node, labels, s->value))
 			rc = error_set(r->err, ERR_LIMIT,
-				       "%s: sample %zu: sum of values overflows 64 bits", r->name, i);
+				       "%s: sample %zu: sum of values overflows 64 bits", r->name,
+				       i);
 	}
 	free(t);
 	return rc;

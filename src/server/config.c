@@ -54,8 +54,7 @@ static bool token_char(char ch)
 }
 
 /* "read:SECRET", "write:SECRET", "read,write:SECRET" or "SECRET" (both scopes). */
-static int add_token(struct server_config *c, const char *v, const char *where,
-		     struct error *err)
+static int add_token(struct server_config *c, const char *v, const char *where, struct error *err)
 {
 	const char *colon = strchr(v, ':'), *secret = colon ? colon + 1 : v;
 	unsigned scopes = colon ? 0 : SCOPE_READ | SCOPE_WRITE;
@@ -89,8 +88,7 @@ static int add_token(struct server_config *c, const char *v, const char *where,
 	return 0;
 }
 
-static int set_allow(struct server_config *c, const char *v, const char *where,
-		     struct error *err)
+static int set_allow(struct server_config *c, const char *v, const char *where, struct error *err)
 {
 	size_t n = 0;
 
@@ -100,8 +98,9 @@ static int set_allow(struct server_config *c, const char *v, const char *where,
 		size_t len = strcspn(p, ",");
 
 		if (len == 0 || !label_key_valid(p, len))
-			return error_set(err, ERR_FORMAT, "%s: allow-labels: \"%.*s\" is not a label name",
-					 where, (int)(len > 64 ? 64 : len), p);
+			return error_set(err, ERR_FORMAT,
+					 "%s: allow-labels: \"%.*s\" is not a label name", where,
+					 (int)(len > 64 ? 64 : len), p);
 		if (n == ALLOW_MAX)
 			return error_set(err, ERR_LIMIT, "%s: more than %d allowed labels", where,
 					 ALLOW_MAX);
@@ -123,8 +122,9 @@ static int set_count(const char *v, uint64_t lo, uint64_t hi, uint64_t *out, con
 	errno = 0;
 	n = strtoull(v, &end, 10);
 	if (errno || end == v || *end || v[0] == '-' || n < lo || n > hi)
-		return error_set(err, ERR_FORMAT, "%s: %s: \"%s\" is not a whole number from %llu to %llu",
-				 where, key, v, (unsigned long long)lo, (unsigned long long)hi);
+		return error_set(err, ERR_FORMAT,
+				 "%s: %s: \"%s\" is not a whole number from %llu to %llu", where,
+				 key, v, (unsigned long long)lo, (unsigned long long)hi);
 	*out = n;
 	return 0;
 }
@@ -247,8 +247,8 @@ int server_config_listen(struct server_config *c, const char *text, struct error
 	errno = 0;
 	p = strtol(port, &end, 10);
 	if (!*port || *end || errno || p < 0 || p > 65535)
-		return error_set(err, ERR_USAGE, "--listen: \"%s\" is not HOST:PORT (port 0..65535)",
-				 text);
+		return error_set(err, ERR_USAGE,
+				 "--listen: \"%s\" is not HOST:PORT (port 0..65535)", text);
 	if (hostlen >= sizeof(c->listen_host))
 		return error_set(err, ERR_USAGE, "--listen: host too long");
 	if (hostlen) {

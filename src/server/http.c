@@ -32,7 +32,7 @@
 #include "store/timeparse.h"
 #include "util/alloc.h"
 
-#define NSEC	       INT64_C(1000000000)
+#define NSEC		INT64_C(1000000000)
 #define PUSH_LABELS_MAX 32
 
 enum route {
@@ -52,20 +52,12 @@ enum route {
 };
 
 static const char *const route_names[R_COUNT] = {
-	"healthz", "metrics", "ingest",	 "profiles", "query",	 "render",
+	"healthz", "metrics", "ingest", "profiles", "query",	"render",
 	"diff",	   "labels",  "values", "series",   "timeline", "other",
 };
 
 /* Why pushes were refused, for /metrics. */
-enum reject {
-	REJ_AUTH,
-	REJ_BODY,
-	REJ_INFLATED,
-	REJ_FORMAT,
-	REJ_LIMIT,
-	REJ_BUSY,
-	REJ_COUNT
-};
+enum reject { REJ_AUTH, REJ_BODY, REJ_INFLATED, REJ_FORMAT, REJ_LIMIT, REJ_BUSY, REJ_COUNT };
 
 static const char *const reject_names[REJ_COUNT] = {"auth",   "body_size", "inflated_size",
 						    "format", "limit",	   "busy"};
@@ -79,7 +71,7 @@ struct server {
 	struct server_config cfg; /* tokens and labels borrowed from the caller's */
 	struct service *sv;
 	atomic_uint inflight;
-	pthread_mutex_t mu; /* metrics */
+	pthread_mutex_t mu;	       /* metrics */
 	uint64_t requests[R_COUNT][6]; /* by status class 1xx..5xx; [0] unused */
 	uint64_t rejected[REJ_COUNT];
 	uint64_t body_bytes;
@@ -145,9 +137,8 @@ static enum MHD_Result reply(struct server *s, struct MHD_Connection *c, struct 
 	return ok;
 }
 
-static enum MHD_Result reply_text(struct server *s, struct MHD_Connection *c,
-				  struct request *rq, unsigned status, const char *ctype,
-				  const char *text)
+static enum MHD_Result reply_text(struct server *s, struct MHD_Connection *c, struct request *rq,
+				  unsigned status, const char *ctype, const char *text)
 {
 	struct strbuf sb = STRBUF_INIT;
 
@@ -155,8 +146,8 @@ static enum MHD_Result reply_text(struct server *s, struct MHD_Connection *c,
 	return reply(s, c, rq, status, ctype, &sb);
 }
 
-static enum MHD_Result reply_error(struct server *s, struct MHD_Connection *c,
-				   struct request *rq, unsigned status, const char *msg)
+static enum MHD_Result reply_error(struct server *s, struct MHD_Connection *c, struct request *rq,
+				   unsigned status, const char *msg)
 {
 	struct strbuf sb = STRBUF_INIT;
 
@@ -174,16 +165,16 @@ static void reject(struct server *s, enum reject why)
 }
 
 /* An error from a push: counted by reason, then replied. */
-static enum MHD_Result push_error(struct server *s, struct MHD_Connection *c,
-				  struct request *rq, const struct error *err)
+static enum MHD_Result push_error(struct server *s, struct MHD_Connection *c, struct request *rq,
+				  const struct error *err)
 {
 	unsigned status = status_of(err->code);
 
 	if (err->code == ERR_LIMIT && strstr(err->msg, "inflate"))
 		status = MHD_HTTP_CONTENT_TOO_LARGE;
 	reject(s, status == MHD_HTTP_CONTENT_TOO_LARGE ? REJ_INFLATED
-		  : err->code == ERR_LIMIT		  ? REJ_LIMIT
-							  : REJ_FORMAT);
+		  : err->code == ERR_LIMIT	       ? REJ_LIMIT
+						       : REJ_FORMAT);
 	return reply_error(s, c, rq, status, err->msg);
 }
 
@@ -231,8 +222,9 @@ static int selector_arg(struct MHD_Connection *c, const char *name, bool require
 
 	*out = NULL;
 	if (!v || !*v)
-		return required ? error_set(err, ERR_FORMAT, "%s: missing (a selector such as "
-							  "app.cpu{region=\"eu\"})",
+		return required ? error_set(err, ERR_FORMAT,
+					    "%s: missing (a selector such as "
+					    "app.cpu{region=\"eu\"})",
 					    name)
 				: 0;
 	if (selector_parse(v, out, &e) < 0)
@@ -332,13 +324,14 @@ static int multipart_profile(const struct server *s, struct MHD_Connection *c,
 
 		*names = xcalloc(p->nr_types + 1, sizeof(**names));
 		for (uint32_t t = 0; t < p->nr_types; t++) {
-			const struct stc_entry *e =
-				sample_type_config_find(&f->config, profile_str(p, p->types[t].type));
+			const struct stc_entry *e = sample_type_config_find(
+				&f->config, profile_str(p, p->types[t].type));
 
 			if (e)
-				(*names)[t] = profile_str(p, profile_intern_str(p, e->display_name[0]
-										    ? e->display_name
-										    : e->type));
+				(*names)[t] = profile_str(
+					p,
+					profile_intern_str(p, e->display_name[0] ? e->display_name
+										 : e->type));
 		}
 	}
 	free(f);
@@ -414,14 +407,16 @@ static enum MHD_Result on_ingest(struct server *s, struct MHD_Connection *c, str
 	int rc;
 
 	if (!name)
-		return push_error(s, c, rq, &(struct error){ERR_FORMAT, "name: missing (app.cpu{k=v})"});
+		return push_error(s, c, rq,
+				  &(struct error){ERR_FORMAT, "name: missing (app.cpu{k=v})"});
 	rc = ingest_name_parse(name, &se, &err);
 	if (rc == 0)
 		rc = push_window(c, &req.t0, &req.t1, &err);
 	if (rc == 0 && format && strcmp(format, "folded") && strcmp(format, "pprof") &&
 	    strcmp(format, "lines"))
 		rc = error_set(&err, ERR_UNSUPPORTED,
-			       "format: \"%.32s\" is not supported (folded, lines or pprof)", format);
+			       "format: \"%.32s\" is not supported (folded, lines or pprof)",
+			       format);
 	if (rc == 0 && (is_multipart(c) || (format && !strcmp(format, "pprof"))))
 		f = FMT_PPROF;
 	if (rc == 0 && is_multipart(c)) {
@@ -434,13 +429,16 @@ static enum MHD_Result on_ingest(struct server *s, struct MHD_Connection *c, str
 			       &err);
 		strbuf_release(&folded);
 	} else if (rc == 0) {
-		rc = read_body(s, "body", rq->body.buf ? rq->body.buf : "", rq->body.len, f, &p, &err);
+		rc = read_body(s, "body", rq->body.buf ? rq->body.buf : "", rq->body.len, f, &p,
+			       &err);
 	}
 	if (rc == 0 && f != FMT_PPROF)
 		rc = set_units(p, arg(c, "units"), &err);
 	if (rc == 0) {
-		req = (struct ingest_req){se->app, f == FMT_PPROF ? NULL : se->type, names,
-					  se->labels, se->nlabels, req.t0, req.t1};
+		req = (struct ingest_req){se->app,     f == FMT_PPROF ? NULL : se->type,
+					  names,       se->labels,
+					  se->nlabels, req.t0,
+					  req.t1};
 		if (!req.type && f != FMT_PPROF)
 			req.type = INGEST_DEFAULT_TYPE;
 		rc = service_ingest(s->sv, &req, p, &err);
@@ -477,8 +475,7 @@ static enum MHD_Result collect_label(void *cls, enum MHD_ValueKind kind, const c
 }
 
 /* plateau's push: a pprof body, app and labels as query parameters, every sample type. */
-static enum MHD_Result on_profiles(struct server *s, struct MHD_Connection *c,
-				   struct request *rq)
+static enum MHD_Result on_profiles(struct server *s, struct MHD_Connection *c, struct request *rq)
 {
 	const char *app = arg(c, "app");
 	struct error err = ERROR_INIT;
@@ -547,9 +544,10 @@ static int render(const struct server *s, struct MHD_Connection *c, struct profi
 	f = format_from_name(format);
 	if (f != FMT_PPROF && f != FMT_FOLDED && f != FMT_SVG && f != FMT_HTML)
 		return error_set(err, ERR_FORMAT,
-				 "format: \"%.32s\" is not json, pprof, folded, svg or html", format);
-	*ctype = f == FMT_PPROF	  ? "application/octet-stream"
-		 : f == FMT_SVG	  ? "image/svg+xml"
+				 "format: \"%.32s\" is not json, pprof, folded, svg or html",
+				 format);
+	*ctype = f == FMT_PPROF	 ? "application/octet-stream"
+		 : f == FMT_SVG	 ? "image/svg+xml"
 		 : f == FMT_HTML ? "text/html; charset=utf-8"
 				 : "text/plain; charset=utf-8";
 	/* The other formats are cut the same way: kept nodes, the rest in "other". */
@@ -614,8 +612,8 @@ static enum MHD_Result on_query(struct server *s, struct MHD_Connection *c, stru
 	return reply(s, c, rq, MHD_HTTP_OK, ctype, &out);
 }
 
-static int side(struct server *s, struct MHD_Connection *c, const char *which,
-		struct profile **out, struct error *err)
+static int side(struct server *s, struct MHD_Connection *c, const char *which, struct profile **out,
+		struct error *err)
 {
 	char fname[32], uname[32];
 	struct selector *sel = NULL;
@@ -700,8 +698,7 @@ static enum MHD_Result on_labels(struct server *s, struct MHD_Connection *c, str
 	return reply(s, c, rq, MHD_HTTP_OK, "application/json", &out);
 }
 
-static enum MHD_Result on_timeline(struct server *s, struct MHD_Connection *c,
-				   struct request *rq)
+static enum MHD_Result on_timeline(struct server *s, struct MHD_Connection *c, struct request *rq)
 {
 	struct error err = ERROR_INIT, e = ERROR_INIT;
 	struct selector *sel = NULL;
@@ -737,8 +734,7 @@ static enum MHD_Result on_timeline(struct server *s, struct MHD_Connection *c,
 
 /* ---- metrics ---- */
 
-static enum MHD_Result on_metrics(struct server *s, struct MHD_Connection *c,
-				  struct request *rq)
+static enum MHD_Result on_metrics(struct server *s, struct MHD_Connection *c, struct request *rq)
 {
 	struct strbuf out = STRBUF_INIT;
 	struct service_counters sc;
@@ -748,14 +744,18 @@ static enum MHD_Result on_metrics(struct server *s, struct MHD_Connection *c,
 	service_counters(s->sv, &sc);
 	service_store_stats(s->sv, &st, &err);
 	pthread_mutex_lock(&s->mu);
-	strbuf_addstr(&out, "# HELP plateau_http_requests_total HTTP requests by route and status class.\n"
-			    "# TYPE plateau_http_requests_total counter\n");
+	strbuf_addstr(
+		&out,
+		"# HELP plateau_http_requests_total HTTP requests by route and status class.\n"
+		"# TYPE plateau_http_requests_total counter\n");
 	for (int r = 0; r < R_COUNT; r++)
 		for (int k = 1; k <= 5; k++)
 			if (s->requests[r][k])
 				strbuf_addf(&out,
-					    "plateau_http_requests_total{route=\"%s\",code=\"%dxx\"} %llu\n",
-					    route_names[r], k, (unsigned long long)s->requests[r][k]);
+					    "plateau_http_requests_total{route=\"%s\",code=\"%"
+					    "dxx\"} %llu\n",
+					    route_names[r], k,
+					    (unsigned long long)s->requests[r][k]);
 	strbuf_addstr(&out, "# HELP plateau_pushes_rejected_total Pushes refused, by reason.\n"
 			    "# TYPE plateau_pushes_rejected_total counter\n");
 	for (int i = 0; i < REJ_COUNT; i++)
@@ -765,7 +765,8 @@ static enum MHD_Result on_metrics(struct server *s, struct MHD_Connection *c,
 		    "# HELP plateau_ingest_body_bytes_total Bytes of push bodies received.\n"
 		    "# TYPE plateau_ingest_body_bytes_total counter\n"
 		    "plateau_ingest_body_bytes_total %llu\n"
-		    "# HELP plateau_ingest_profiles_total Profiles stored (one per series a push fed).\n"
+		    "# HELP plateau_ingest_profiles_total Profiles stored (one per series a push "
+		    "fed).\n"
 		    "# TYPE plateau_ingest_profiles_total counter\n"
 		    "plateau_ingest_profiles_total %llu\n"
 		    "# HELP plateau_ingest_blob_bytes_total Bytes of stored profile blobs.\n"
@@ -794,8 +795,7 @@ static enum MHD_Result on_metrics(struct server *s, struct MHD_Connection *c,
 		    (unsigned long long)s->body_bytes, (unsigned long long)sc.ingested,
 		    (unsigned long long)sc.ingest_bytes, (unsigned long long)sc.series,
 		    (long long)st.bytes_disk, (long long)st.rows, (long long)st.stale,
-		    (unsigned long long)sc.rollups,
-		    (unsigned long long)sc.deleted);
+		    (unsigned long long)sc.rollups, (unsigned long long)sc.deleted);
 	for (size_t i = 0; i < NLAT; i++)
 		strbuf_addf(&out, "plateau_query_duration_seconds_bucket{le=\"%g\"} %llu\n",
 			    latency_le[i], (unsigned long long)s->lat_bucket[i]);
@@ -812,7 +812,8 @@ static enum MHD_Result on_metrics(struct server *s, struct MHD_Connection *c,
 
 static enum route route_of(const char *method, const char *url, const char **label)
 {
-	bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD"), post = !strcmp(method, "POST");
+	bool get = !strcmp(method, "GET") || !strcmp(method, "HEAD"),
+	     post = !strcmp(method, "POST");
 	static const char values_prefix[] = "/api/v1/labels/";
 
 	*label = NULL;
@@ -854,8 +855,8 @@ static bool writes(enum route r)
 }
 
 /* The first call for a request: refuse it before its body when we can. */
-static enum MHD_Result on_headers(struct server *s, struct MHD_Connection *c,
-				  struct request *rq, const char *method, const char *url)
+static enum MHD_Result on_headers(struct server *s, struct MHD_Connection *c, struct request *rq,
+				  const char *method, const char *url)
 {
 	const char *label, *cl;
 
@@ -868,7 +869,8 @@ static enum MHD_Result on_headers(struct server *s, struct MHD_Connection *c,
 				   "too many requests in flight; retry later");
 	}
 	rq->counted = true;
-	if (rq->route != R_HEALTH && !authorized(s, c, writes(rq->route) ? SCOPE_WRITE : SCOPE_READ)) {
+	if (rq->route != R_HEALTH &&
+	    !authorized(s, c, writes(rq->route) ? SCOPE_WRITE : SCOPE_READ)) {
 		if (writes(rq->route))
 			reject(s, REJ_AUTH);
 		return reply_error(s, c, rq, MHD_HTTP_UNAUTHORIZED,
@@ -877,7 +879,8 @@ static enum MHD_Result on_headers(struct server *s, struct MHD_Connection *c,
 	cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 	if (cl && strtoull(cl, NULL, 10) > s->cfg.max_body) {
 		reject(s, REJ_BODY);
-		return reply_error(s, c, rq, MHD_HTTP_CONTENT_TOO_LARGE, "request body over max-body");
+		return reply_error(s, c, rq, MHD_HTTP_CONTENT_TOO_LARGE,
+				   "request body over max-body");
 	}
 	return MHD_YES;
 }
@@ -902,14 +905,13 @@ static enum MHD_Result dispatch(struct server *s, struct MHD_Connection *c, stru
 		snprintf(name, sizeof(name), "%.*s", (int)(strlen(label) - 7), label);
 		return on_labels(s, c, rq, name);
 	case R_TIMELINE: return on_timeline(s, c, rq);
-	default:
-		return reply_error(s, c, rq, MHD_HTTP_NOT_FOUND, "no such endpoint or method");
+	default: return reply_error(s, c, rq, MHD_HTTP_NOT_FOUND, "no such endpoint or method");
 	}
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
-				  const char *method, const char *version,
-				  const char *upload_data, size_t *upload_size, void **con_cls)
+				  const char *method, const char *version, const char *upload_data,
+				  size_t *upload_size, void **con_cls)
 {
 	struct server *s = cls;
 	struct request *rq = *con_cls;
@@ -935,7 +937,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	}
 	if (rq->too_big) {
 		reject(s, REJ_BODY);
-		return reply_error(s, c, rq, MHD_HTTP_CONTENT_TOO_LARGE, "request body over max-body");
+		return reply_error(s, c, rq, MHD_HTTP_CONTENT_TOO_LARGE,
+				   "request body over max-body");
 	}
 	pthread_mutex_lock(&s->mu);
 	s->body_bytes += rq->body.len;
@@ -975,12 +978,12 @@ int server_start(const struct server_config *cfg, struct service *sv, struct ser
 	s->cfg = *cfg;
 	s->sv = sv;
 	pthread_mutex_init(&s->mu, NULL);
-	s->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-					MHD_USE_ERROR_LOG,
-				cfg->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, &addr,
-				MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-				MHD_OPTION_CONNECTION_LIMIT, (unsigned)(4 * cfg->max_concurrent + 16),
-				MHD_OPTION_CONNECTION_TIMEOUT, 60u, MHD_OPTION_END);
+	s->d = MHD_start_daemon(
+		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG,
+		cfg->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, &addr,
+		MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_CONNECTION_LIMIT,
+		(unsigned)(4 * cfg->max_concurrent + 16), MHD_OPTION_CONNECTION_TIMEOUT, 60u,
+		MHD_OPTION_END);
 	if (!s->d) {
 		pthread_mutex_destroy(&s->mu);
 		free(s);

@@ -26,10 +26,10 @@ struct server_token {
 };
 
 struct server_config {
-	char listen_host[64]; /* an IPv4 address; default 127.0.0.1 */
-	uint16_t port;	      /* default 4040; 0 = any free port */
-	size_t max_body;      /* bytes of a request body; default 16 MiB */
-	size_t max_inflated;  /* bytes after gunzip; default 256 MiB */
+	char listen_host[64];	 /* an IPv4 address; default 127.0.0.1 */
+	uint16_t port;		 /* default 4040; 0 = any free port */
+	size_t max_body;	 /* bytes of a request body; default 16 MiB */
+	size_t max_inflated;	 /* bytes after gunzip; default 256 MiB */
 	unsigned max_concurrent; /* requests handled at once; more get 429 */
 	uint32_t max_nodes;	 /* default maxNodes of a query; 0 = every node */
 	struct server_token *tokens;

@@ -81,8 +81,8 @@ static size_t ix_find(const struct service *sv, const char *key, bool *found)
 }
 
 /* Insert a series parsed from its key (caller holds mu for writing). */
-static int ix_insert(struct service *sv, int64_t id, const char *key, int64_t first,
-		     int64_t last, struct error *err)
+static int ix_insert(struct service *sv, int64_t id, const char *key, int64_t first, int64_t last,
+		     struct error *err)
 {
 	struct series *s;
 	bool found;
@@ -223,7 +223,8 @@ static const char *widest_label(struct service *sv, size_t *nvalues)
 	n = 0;
 	for (size_t i = 0; i < sv->n; i++)
 		for (size_t j = 0; j < sv->v[i].s->nlabels; j++)
-			v[n++] = (struct kv){sv->v[i].s->labels[j].key, sv->v[i].s->labels[j].value};
+			v[n++] =
+				(struct kv){sv->v[i].s->labels[j].key, sv->v[i].s->labels[j].value};
 	if (n)
 		qsort(v, n, sizeof(*v), kv_cmp);
 	free(sv->wide_key);
@@ -268,10 +269,11 @@ static int series_id(struct service *sv, const char *key, const struct series *s
 		size_t nv = 0;
 		const char *wide = widest_label(sv, &nv);
 
-		rc = wide ? error_set(err, ERR_LIMIT,
-				      "series budget of %llu reached (label \"%s\" has %zu values): "
-				      "refusing %s",
-				      (unsigned long long)sv->cfg.series_budget, wide, nv, key)
+		rc = wide ? error_set(
+				    err, ERR_LIMIT,
+				    "series budget of %llu reached (label \"%s\" has %zu values): "
+				    "refusing %s",
+				    (unsigned long long)sv->cfg.series_budget, wide, nv, key)
 			  : error_set(err, ERR_LIMIT, "series budget of %llu reached: refusing %s",
 				      (unsigned long long)sv->cfg.series_budget, key);
 	} else {
@@ -303,8 +305,8 @@ struct type_view {
  * TYPE_ID: TYPE interned in P (before the view copies P's string table);
  * only the samples of group G (GROUP_OF[i], see struct groups).
  */
-static void view_init(struct type_view *tv, const struct profile *p, uint32_t t,
-		      uint32_t type_id, const uint32_t *group_of, uint32_t g)
+static void view_init(struct type_view *tv, const struct profile *p, uint32_t t, uint32_t type_id,
+		      const uint32_t *group_of, uint32_t g)
 {
 	uint32_t n = 0;
 
@@ -346,8 +348,8 @@ static void view_release(struct type_view *tv)
  * split into groups by the values of those labels; each group of each
  * sample type is one row of its own series.
  */
-static const char *const sample_label_kept[] = {"thread", "thread_id", "tid",	  "pid",
-						"goroutine", "span_id", "trace_id", NULL};
+static const char *const sample_label_kept[] = {"thread",    "thread_id", "tid",      "pid",
+						"goroutine", "span_id",	  "trace_id", NULL};
 
 #define GROUPS_MAX 1024
 
@@ -401,16 +403,18 @@ static int groups_build(const struct service *sv, const struct profile *p, struc
 			const char *key = profile_str(p, l[i].key);
 
 			if (l[i].str && promoted(sv, key))
-				g.labels[g.n++] = (struct series_label){key, profile_str(p, l[i].str)};
+				g.labels[g.n++] =
+					(struct series_label){key, profile_str(p, l[i].str)};
 		}
 		labels_sort(g.labels, g.n);
 		for (k = 0; k < gs->n && !group_same(&gs->v[k], &g); k++)
 			;
 		if (k == gs->n) {
 			if (gs->n == GROUPS_MAX) {
-				rc = error_set(err, ERR_LIMIT,
-					       "more than %d distinct sample label sets in one push",
-					       GROUPS_MAX);
+				rc = error_set(
+					err, ERR_LIMIT,
+					"more than %d distinct sample label sets in one push",
+					GROUPS_MAX);
 				break;
 			}
 			gs->v = xrealloc(gs->v, (gs->n + 1) * sizeof(*gs->v));
@@ -472,8 +476,8 @@ static int push_series(struct service *sv, const struct ingest_req *req, const c
 		if (dup)
 			continue;
 		if (n == LABELS_MAX)
-			return error_set(err, ERR_LIMIT, "more than %d labels with the samples' own",
-					 LABELS_MAX);
+			return error_set(err, ERR_LIMIT,
+					 "more than %d labels with the samples' own", LABELS_MAX);
 		labels[n++] = g->labels[i];
 	}
 	*s = (struct series){req->app, type, labels, n};
@@ -492,9 +496,9 @@ struct pending {
 	size_t n;
 };
 
-static int add_row(struct service *sv, const struct ingest_req *req, struct profile *p,
-		   uint32_t t, const char *type, const struct groups *gs, uint32_t g,
-		   struct pending *pd, struct error *err)
+static int add_row(struct service *sv, const struct ingest_req *req, struct profile *p, uint32_t t,
+		   const char *type, const struct groups *gs, uint32_t g, struct pending *pd,
+		   struct error *err)
 {
 	struct series_label labels[LABELS_MAX];
 	struct type_view tv;
@@ -630,8 +634,8 @@ int service_ingest(struct service *sv, const struct ingest_req *req, struct prof
 		return error_set(err, ERR_FORMAT, "until is before from");
 	if (p->nr_nodes > sv->cfg.max_nodes)
 		return error_set(err, ERR_LIMIT,
-				 "profile of %u call tree nodes is over the limit of %u", p->nr_nodes,
-				 sv->cfg.max_nodes);
+				 "profile of %u call tree nodes is over the limit of %u",
+				 p->nr_nodes, sv->cfg.max_nodes);
 	depth = max_depth(p);
 	if (depth > sv->cfg.max_stack_depth)
 		return error_set(err, ERR_LIMIT, "a stack of %u frames is over the limit of %u",
@@ -732,12 +736,14 @@ int service_query(struct service *sv, const struct selector *sel, int64_t from, 
 
 	*out = NULL;
 	if (!selector_app(sel))
-		return error_set(err, ERR_USAGE, "a query names an app and a profile type "
-						 "(app.cpu{...})");
+		return error_set(err, ERR_USAGE,
+				 "a query names an app and a profile type "
+				 "(app.cpu{...})");
 	mc.dst = profile_new();
 	select_series(sv, sel, &m);
 	for (size_t i = 0; i < m.n && rc == 0; i++)
-		rc = store_plan(sv->st, &m.ps[i], STORE_LEVELS - 1, from, until, merge_row, &mc, err);
+		rc = store_plan(sv->st, &m.ps[i], STORE_LEVELS - 1, from, until, merge_row, &mc,
+				err);
 	*nseries = m.n;
 	free(m.ps);
 	if (rc != 0) {
@@ -786,7 +792,8 @@ int service_timeline(struct service *sv, const struct selector *sel, int64_t fro
 	*values = NULL;
 	*n = 0;
 	if (step <= 0 || until <= from)
-		return error_set(err, ERR_USAGE, "timeline: the step and the window must be positive");
+		return error_set(err, ERR_USAGE,
+				 "timeline: the step and the window must be positive");
 	if ((until - from) / step >= SERVICE_TIMELINE_MAX)
 		return error_set(err, ERR_LIMIT, "timeline: more than %d steps",
 				 SERVICE_TIMELINE_MAX);
@@ -892,8 +899,9 @@ int service_series_json(struct service *sv, const struct selector *sel, struct s
 		const struct ix_series *e = &sv->v[i];
 		const char *app = sel ? selector_app(sel) : NULL;
 
-		if (sel && ((app && (strcmp(e->s->app, app) || strcmp(e->s->type, selector_type(sel)))) ||
-			    !selector_match(sel, e->s)))
+		if (sel &&
+		    ((app && (strcmp(e->s->app, app) || strcmp(e->s->type, selector_type(sel)))) ||
+		     !selector_match(sel, e->s)))
 			continue;
 		strbuf_addstr(out, w++ ? ",{\"key\":" : "{\"key\":");
 		strbuf_add_json(out, e->key, strlen(e->key));
@@ -948,7 +956,8 @@ int service_check_labels(struct service *sv, struct strbuf *out, struct error *e
 			continue;
 		vals = xcalloc(sv->n, sizeof(*vals));
 		for (size_t m = 0; m < sv->n; m++) {
-			const char *v = labels_get(sv->v[m].s->labels, sv->v[m].s->nlabels, keys[i]);
+			const char *v =
+				labels_get(sv->v[m].s->labels, sv->v[m].s->nlabels, keys[i]);
 
 			if (v)
 				vals[nv++] = v;
@@ -994,7 +1003,9 @@ static int roll_one(struct service *sv, const struct window *w, struct error *er
 {
 	struct plan_series ps = {w->series, 0, 0};
 	struct merge_ctx mc = {profile_new(), err, 0};
-	struct store_row r = {.series = w->series, .level = w->level, .t0 = w->t0,
+	struct store_row r = {.series = w->series,
+			      .level = w->level,
+			      .t0 = w->t0,
 			      .t1 = w->t0 + store_level_ns[w->level]};
 	struct strbuf blob = STRBUF_INIT;
 	int rc;

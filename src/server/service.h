@@ -31,10 +31,10 @@ struct service_config {
 	int64_t rollup_delay_ns;	 /* roll a window up this long after it ends */
 };
 
-#define SERVICE_CONFIG_DEFAULT                                                                \
-	{                                                                                     \
-		.series_budget = 100000, .max_stack_depth = 1024, .max_nodes = 1u << 20,      \
-		.rollup_delay_ns = 10 * INT64_C(1000000000)                                   \
+#define SERVICE_CONFIG_DEFAULT                                                           \
+	{                                                                                \
+		.series_budget = 100000, .max_stack_depth = 1024, .max_nodes = 1u << 20, \
+		.rollup_delay_ns = 10 * INT64_C(1000000000)                              \
 	}
 
 struct service;
@@ -55,7 +55,7 @@ void service_close(struct service *sv);
  */
 struct ingest_req {
 	const char *app;
-	const char *type;	 /* NULL: every sample type */
+	const char *type;	  /* NULL: every sample type */
 	const char *const *names; /* with type NULL: per sample type, its series type, NULL
 				     to leave it out (Pyroscope's sample_type_config); NULL: all */
 	const struct series_label *labels;

@@ -113,7 +113,8 @@ static char *query_text(struct fixture *f, const char *sel_text, int64_t from, i
 	FILE *mem = open_memstream(&buf, &len);
 
 	assert_int_equal(selector_parse(sel_text, &sel, &err), 0);
-	assert_int_equal(service_query(f->sv, sel, from, until, &p, nseries ? nseries : &n, &err), 0);
+	assert_int_equal(service_query(f->sv, sel, from, until, &p, nseries ? nseries : &n, &err),
+			 0);
 	assert_int_equal(folded_write(p, 0, mem, &err), 0);
 	fclose(mem);
 	selector_free(sel);
@@ -183,8 +184,9 @@ static void test_every_type(void **state)
 static void add_labelled(struct profile *p, const char *stack, const char *endpoint,
 			 const char *thread, int64_t value)
 {
-	struct label l[2] = {{profile_intern_str(p, "endpoint"), profile_intern_str(p, endpoint), 0, 0},
-			     {profile_intern_str(p, "thread"), profile_intern_str(p, thread), 0, 0}};
+	struct label l[2] = {
+		{profile_intern_str(p, "endpoint"), profile_intern_str(p, endpoint), 0, 0},
+		{profile_intern_str(p, "thread"), profile_intern_str(p, thread), 0, 0}};
 	uint32_t frames[16];
 	size_t n = 0;
 	char buf[256], *save = NULL;
@@ -279,7 +281,8 @@ static void test_budget_and_allow(void **state)
 	req.labels = (struct series_label[]){{"region", "ap"}, {"version", "v1"}};
 	req.nlabels = 2;
 	assert_int_equal(service_ingest(f->sv, &req, p, &err), ERR_LIMIT);
-	assert_non_null(strstr(err.msg, "series budget of 2 reached (label \"region\" has 2 values)"));
+	assert_non_null(
+		strstr(err.msg, "series budget of 2 reached (label \"region\" has 2 values)"));
 	/* Existing series go on. */
 	push(f, "shop", "cpu", "eu", T0 + SEC, "main 1\n");
 	close_service(f);
@@ -321,14 +324,16 @@ static void test_timeline_labels(void **state)
 	for (int i = 0; i < 360; i++)
 		push(f, "tl", "cpu", i % 2 ? "eu" : "us", T0 + i * 10 * SEC, "main 2\n");
 	assert_int_equal(selector_parse("tl.cpu", &sel, &err), 0);
-	assert_int_equal(service_timeline(f->sv, sel, T0, T0 + HOUR, 10 * 60 * SEC, &v, &n, &err), 0);
+	assert_int_equal(service_timeline(f->sv, sel, T0, T0 + HOUR, 10 * 60 * SEC, &v, &n, &err),
+			 0);
 	assert_int_equal(n, 6);
 	for (size_t i = 0; i < n; i++)
 		assert_int_equal(v[i], 120);
 	free(v);
 	/* From rollups (the steps tile ten-minute windows): the same. */
 	assert_true(service_roll(f->sv, T0 + 3 * HOUR, 1024, &err) > 0);
-	assert_int_equal(service_timeline(f->sv, sel, T0, T0 + HOUR, 10 * 60 * SEC, &v, &n, &err), 0);
+	assert_int_equal(service_timeline(f->sv, sel, T0, T0 + HOUR, 10 * 60 * SEC, &v, &n, &err),
+			 0);
 	for (size_t i = 0; i < n; i++)
 		assert_int_equal(v[i], 120);
 	free(v);

@@ -88,7 +88,7 @@ static int scan_level(const struct plan *pl, int level, int64_t from, int64_t un
 	const struct store_backend *be = pl->s->be;
 
 	return (pl->totals ? be->scan_totals : be->scan)(pl->s, pl->ps->id, level, from, until, fn,
-							  arg, pl->err);
+							 arg, pl->err);
 }
 
 /* Windows [a, b) of LEVEL: rollups where usable, the level below for the runs between. */
@@ -101,7 +101,8 @@ static int plan_windows(const struct plan *pl, int level, int64_t a, int64_t b)
 
 	rc = scan_level(pl, level, a, b, keep_row, &lr);
 	if (rc == 0)
-		rc = pl->s->be->stale_range(pl->s, pl->ps->id, level, a, b, keep_stale, &lr, pl->err);
+		rc = pl->s->be->stale_range(pl->s, pl->ps->id, level, a, b, keep_stale, &lr,
+					    pl->err);
 	for (size_t i = 0; rc == 0 && i < lr.n; i++) {
 		const struct store_row *r = &lr.rows[i];
 
@@ -148,7 +149,8 @@ static int plan_level(const struct plan *pl, int level, int64_t from, int64_t un
 static int plan_run(struct plan *pl, int max_level, int64_t from, int64_t until)
 {
 	if (max_level < 0 || max_level >= STORE_LEVELS)
-		return error_set(pl->err, ERR_USAGE, "store: plan level %d out of range", max_level);
+		return error_set(pl->err, ERR_USAGE, "store: plan level %d out of range",
+				 max_level);
 	return plan_level(pl, max_level, from, until);
 }
 
@@ -161,9 +163,9 @@ int store_plan(struct store *s, const struct plan_series *ps, int max_level, int
 	return plan_run(&pl, max_level, from, until);
 }
 
-int store_plan_totals(struct store *s, const struct plan_series *ps, int max_level,
-		      int64_t from, int64_t until, int (*fn)(const struct store_row *, void *),
-		      void *arg, struct error *err)
+int store_plan_totals(struct store *s, const struct plan_series *ps, int max_level, int64_t from,
+		      int64_t until, int (*fn)(const struct store_row *, void *), void *arg,
+		      struct error *err)
 {
 	struct plan pl = {s, ps, fn, arg, true, err};
 

@@ -23,8 +23,8 @@ int store_plan(struct store *s, const struct plan_series *ps, int max_level, int
 	       struct error *err);
 
 /* As store_plan, with rows that carry their totals but no blobs: timelines. */
-int store_plan_totals(struct store *s, const struct plan_series *ps, int max_level,
-		      int64_t from, int64_t until, int (*fn)(const struct store_row *, void *),
-		      void *arg, struct error *err);
+int store_plan_totals(struct store *s, const struct plan_series *ps, int max_level, int64_t from,
+		      int64_t until, int (*fn)(const struct store_row *, void *), void *arg,
+		      struct error *err);
 
 #endif

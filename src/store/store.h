@@ -43,7 +43,7 @@ struct store_series {
 struct store_row {
 	int64_t series;
 	int level;
-	int64_t t0, t1; /* [t0, t1) */
+	int64_t t0, t1;	 /* [t0, t1) */
 	int64_t samples; /* number of level-0 profiles merged in (1 at level 0) */
 	int64_t total;	 /* the profile's total (one sample type): timelines read only this */
 	const void *blob;
@@ -93,8 +93,8 @@ struct store_backend {
 		    int (*fn)(const struct store_row *, void *), void *arg, struct error *err);
 
 	/* As scan, without reading the blobs (blob NULL, len 0): timelines. */
-	int (*scan_totals)(struct store *s, int64_t series, int level, int64_t from,
-			   int64_t until, int (*fn)(const struct store_row *, void *), void *arg,
+	int (*scan_totals)(struct store *s, int64_t series, int level, int64_t from, int64_t until,
+			   int (*fn)(const struct store_row *, void *), void *arg,
 			   struct error *err);
 
 	/* Stale rollup windows, oldest t0 first, up to MAX; FN non-zero stops. */
@@ -102,13 +102,11 @@ struct store_backend {
 			  int (*fn)(int64_t series, int level, int64_t t0, int64_t gen, void *),
 			  void *arg, struct error *err);
 	/* The stale windows of SERIES at LEVEL with t0 in [from, until), in order. */
-	int (*stale_range)(struct store *s, int64_t series, int level, int64_t from,
-			   int64_t until, int (*fn)(int64_t t0, void *), void *arg,
-			   struct error *err);
+	int (*stale_range)(struct store *s, int64_t series, int level, int64_t from, int64_t until,
+			   int (*fn)(int64_t t0, void *), void *arg, struct error *err);
 
 	/* Delete every row (all levels) that ends at or before CUTOFF; *deleted. */
-	int (*delete_before)(struct store *s, int64_t cutoff, int64_t *deleted,
-			     struct error *err);
+	int (*delete_before)(struct store *s, int64_t cutoff, int64_t *deleted, struct error *err);
 	/* The t1 of the oldest level-0 row; 0 when there is none. */
 	int (*oldest)(struct store *s, int64_t *t, struct error *err);
 	int (*stats)(struct store *s, struct store_stats *st, struct error *err);

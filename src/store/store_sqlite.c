@@ -33,8 +33,7 @@
 /* Pages of WAL before a commit checkpoints by itself: maintain() normally does it first. */
 #define WAL_AUTOCHECKPOINT 16384
 
-const int64_t store_level_ns[STORE_LEVELS] = {0, 60000000000LL, 600000000000LL,
-					      3600000000000LL};
+const int64_t store_level_ns[STORE_LEVELS] = {0, 60000000000LL, 600000000000LL, 3600000000000LL};
 
 enum stmt_id {
 	ST_SERIES_FIND,
@@ -123,7 +122,8 @@ struct sqlite_store {
 
 static int db_error(struct error *err, sqlite3 *db, const char *what)
 {
-	return error_set(err, ERR_IO, "store: %s: %s", what, db ? sqlite3_errmsg(db) : "no database");
+	return error_set(err, ERR_IO, "store: %s: %s", what,
+			 db ? sqlite3_errmsg(db) : "no database");
 }
 
 static void conn_close(struct conn *c)
@@ -134,8 +134,7 @@ static void conn_close(struct conn *c)
 	memset(c, 0, sizeof(*c));
 }
 
-static int conn_open(struct conn *c, const char *path, bool fsync, bool writer,
-		     struct error *err)
+static int conn_open(struct conn *c, const char *path, bool fsync, bool writer, struct error *err)
 {
 	int flags = writer ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
 	char *msg = NULL;
@@ -228,7 +227,7 @@ static int step_done(struct conn *c, sqlite3_stmt *st, const char *what, struct 
 static int exec(struct conn *c, const char *sql, struct error *err)
 {
 	return sqlite3_exec(c->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0
-								  : db_error(err, c->db, sql);
+								       : db_error(err, c->db, sql);
 }
 
 /*
@@ -341,8 +340,8 @@ static int series_row(sqlite3_stmt *q, void *arg)
 	return cb->fn(&se, cb->arg);
 }
 
-static int series_each(struct store *st, int (*fn)(const struct store_series *, void *),
-		       void *arg, struct error *err)
+static int series_each(struct store *st, int (*fn)(const struct store_series *, void *), void *arg,
+		       struct error *err)
 {
 	struct series_cb cb = {fn, arg};
 
@@ -393,7 +392,8 @@ static int put(struct store *st, const struct store_row *rows, size_t n, struct 
 
 	for (size_t i = 0; i < n; i++)
 		if (rows[i].level != 0 || rows[i].t1 < rows[i].t0)
-			return error_set(err, ERR_USAGE, "store: put takes level-0 rows with t0 <= t1");
+			return error_set(err, ERR_USAGE,
+					 "store: put takes level-0 rows with t0 <= t1");
 	pthread_mutex_lock(&s->wmu);
 	rc = exec(c, "BEGIN IMMEDIATE", err);
 	for (size_t i = 0; rc == 0 && i < n; i++) {
@@ -408,8 +408,7 @@ static int put(struct store *st, const struct store_row *rows, size_t n, struct 
 	return rc;
 }
 
-static int put_rollup(struct store *st, const struct store_row *r, int64_t gen,
-		      struct error *err)
+static int put_rollup(struct store *st, const struct store_row *r, int64_t gen, struct error *err)
 {
 	struct sqlite_store *s = ss(st);
 	struct conn *c = &s->writer;

@@ -62,8 +62,12 @@ static int64_t series(struct store *s, const char *key)
 static void push(struct store *s, int64_t id, int64_t t, const char *name)
 {
 	struct error err = ERROR_INIT;
-	struct store_row r = {.series = id, .t0 = t, .t1 = t + 10 * SEC, .samples = 1,
-			      .blob = name, .len = strlen(name)};
+	struct store_row r = {.series = id,
+			      .t0 = t,
+			      .t1 = t + 10 * SEC,
+			      .samples = 1,
+			      .blob = name,
+			      .len = strlen(name)};
 
 	assert_int_equal(s->be->put(s, &r, 1, &err), 0);
 }
@@ -132,9 +136,13 @@ static void roll_level(struct store *s, int level)
 		if (l->level[i] != level)
 			continue;
 		plan(s, l->series[i], level - 1, l->t0[i], l->t0[i] + store_level_ns[level], &g);
-		r = (struct store_row){.series = l->series[i], .level = level, .t0 = l->t0[i],
+		r = (struct store_row){.series = l->series[i],
+				       .level = level,
+				       .t0 = l->t0[i],
 				       .t1 = l->t0[i] + store_level_ns[level],
-				       .samples = g.samples, .blob = g.text, .len = strlen(g.text)};
+				       .samples = g.samples,
+				       .blob = g.text,
+				       .len = strlen(g.text)};
 		assert_int_equal(s->be->put_rollup(s, &r, l->gen[i], &err), 0);
 	}
 	free(l);
@@ -160,8 +168,7 @@ static void test_series(void **state)
 	bool created;
 	int64_t a, b, again;
 
-	assert_int_equal(s->be->series_get(s, "shop.cpu{}", "shop", "cpu", &a, &created, &err),
-			 0);
+	assert_int_equal(s->be->series_get(s, "shop.cpu{}", "shop", "cpu", &a, &created, &err), 0);
 	assert_true(created);
 	assert_int_equal(
 		s->be->series_get(s, "shop.cpu{region=\"eu\"}", "shop", "cpu", &b, &created, &err),
@@ -250,8 +257,13 @@ static void test_stale_generation(void **state)
 	struct error err = ERROR_INIT;
 	int64_t id = series(s, "a.cpu{}");
 	struct stale_list *l = calloc(1, sizeof(*l));
-	struct store_row r = {.series = id, .level = 1, .t0 = T0, .t1 = T0 + MIN, .samples = 1,
-			      .blob = "old", .len = 3};
+	struct store_row r = {.series = id,
+			      .level = 1,
+			      .t0 = T0,
+			      .t1 = T0 + MIN,
+			      .samples = 1,
+			      .blob = "old",
+			      .len = 3};
 	struct got g;
 
 	assert_non_null(l);

@@ -64,7 +64,8 @@ static void test_json_escape(void **state)
 static void test_json_safe_escape(void **state)
 {
 	/* As Go's encoding/json: bad bytes one U+FFFD each, HTML characters and U+2028 escaped. */
-	static const char in[] = "a\"\\<b>&\r\b\f\x7f\xe2\x80\xa8\xe2\x80\xa9\xc3\xa9\xff\xe2\x82\xed\xa0\x80";
+	static const char in[] =
+		"a\"\\<b>&\r\b\f\x7f\xe2\x80\xa8\xe2\x80\xa9\xc3\xa9\xff\xe2\x82\xed\xa0\x80";
 	struct strbuf sb = STRBUF_INIT;
 
 	(void)state;
@@ -109,10 +110,9 @@ static void test_strtab(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_addf_grows), cmocka_unit_test(test_commas),
-		cmocka_unit_test(test_xml_escape), cmocka_unit_test(test_json_escape),
-		cmocka_unit_test(test_json_safe_escape),
-		cmocka_unit_test(test_strtab),
+		cmocka_unit_test(test_addf_grows),	 cmocka_unit_test(test_commas),
+		cmocka_unit_test(test_xml_escape),	 cmocka_unit_test(test_json_escape),
+		cmocka_unit_test(test_json_safe_escape), cmocka_unit_test(test_strtab),
 	};
 
 	return cmocka_run_group_tests_name("strbuf", tests, NULL, NULL);
