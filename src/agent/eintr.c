@@ -194,31 +194,46 @@ AGENT_API int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, co
 	return rc;
 }
 
+/* The fd sets of a select call, to hand back unchanged when we retry it. */
+struct fds {
+	fd_set r, w, e;
+};
+
+static void fds_save(struct fds *s, const fd_set *r, const fd_set *w, const fd_set *e)
+{
+	if (r)
+		s->r = *r;
+	if (w)
+		s->w = *w;
+	if (e)
+		s->e = *e;
+}
+
+static void fds_restore(const struct fds *s, fd_set *r, fd_set *w, fd_set *e)
+{
+	if (r)
+		*r = s->r;
+	if (w)
+		*w = s->w;
+	if (e)
+		*e = s->e;
+}
+
 typedef int (*select_fn)(int, fd_set *, fd_set *, fd_set *, struct timeval *);
 
 AGENT_API int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
 {
 	REAL(select, select_fn);
 	struct agent_thread *t = watched();
-	fd_set sr, sw, se;
+	struct fds saved;
 	int rc;
 
 	if (!t || n < 0 || n > FD_SETSIZE)
 		return real_select(n, r, w, e, tv);
 	/* Linux leaves the sets alone on EINTR and updates *tv; keep copies anyway. */
-	if (r)
-		sr = *r;
-	if (w)
-		sw = *w;
-	if (e)
-		se = *e;
+	fds_save(&saved, r, w, e);
 	while ((rc = real_select(n, r, w, e, tv)) == -1 && ours(t, rc, false)) {
-		if (r)
-			*r = sr;
-		if (w)
-			*w = sw;
-		if (e)
-			*e = se;
+		fds_restore(&saved, r, w, e);
 	}
 	return rc;
 }
@@ -232,25 +247,15 @@ AGENT_API int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct times
 	REAL(pselect, pselect_fn);
 	struct agent_thread *t = watched();
 	int64_t deadline = tmo ? mono_ns() + tmo->tv_sec * NS + tmo->tv_nsec : 0;
-	fd_set sr, sw, se;
+	struct fds saved;
 	struct timespec left;
 	int rc;
 
 	if (!t || n < 0 || n > FD_SETSIZE)
 		return real_pselect(n, r, w, e, tmo, mask);
-	if (r)
-		sr = *r;
-	if (w)
-		sw = *w;
-	if (e)
-		se = *e;
+	fds_save(&saved, r, w, e);
 	while ((rc = real_pselect(n, r, w, e, tmo, mask)) == -1 && ours(t, rc, false)) {
-		if (r)
-			*r = sr;
-		if (w)
-			*w = sw;
-		if (e)
-			*e = se;
+		fds_restore(&saved, r, w, e);
 		if (tmo) {
 			left = ts_left(deadline);
 			tmo = &left;

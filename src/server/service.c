@@ -202,21 +202,23 @@ static int kv_cmp(const void *a, const void *b)
 	return c ? c : strcmp(x->value, y->value);
 }
 
+/* One label key over the index: its distinct values and the series that have it. */
+struct label_stat {
+	const char *key; /* the index's string */
+	size_t values, series;
+};
+
 /*
- * The label with the most distinct values, for the budget message (caller
- * holds mu).  Sorting every (key, value) pair costs a moment at 100,000
- * series, so the answer is kept until the index changes: while the budget
- * is full it does not.
+ * Every label key of the index, sorted, with its counts (caller holds mu
+ * and frees *out): one sort of all (key, value) pairs.  A series has a
+ * key at most once, so the pairs of a key are its series.
  */
-static const char *widest_label(struct service *sv, size_t *nvalues)
+static size_t label_stats(const struct service *sv, struct label_stat **out)
 {
 	struct kv *v;
-	size_t n = 0, best_n = 0, run = 0;
+	struct label_stat *st;
+	size_t n = 0, ns = 0;
 
-	if (sv->wide_at == sv->n && sv->wide_key) {
-		*nvalues = sv->wide_n;
-		return sv->wide_key;
-	}
 	for (size_t i = 0; i < sv->n; i++)
 		n += sv->v[i].s->nlabels;
 	v = xmalloc((n + 1) * sizeof(*v));
@@ -227,22 +229,45 @@ static const char *widest_label(struct service *sv, size_t *nvalues)
 				(struct kv){sv->v[i].s->labels[j].key, sv->v[i].s->labels[j].value};
 	if (n)
 		qsort(v, n, sizeof(*v), kv_cmp);
-	free(sv->wide_key);
-	sv->wide_key = NULL;
+	st = xmalloc((n + 1) * sizeof(*st));
 	for (size_t i = 0; i < n; i++) {
-		bool new_key = i == 0 || strcmp(v[i].key, v[i - 1].key);
-
-		run = new_key ? 1 : run + (strcmp(v[i].value, v[i - 1].value) != 0);
-		if (run > best_n) {
-			best_n = run;
-			free(sv->wide_key);
-			sv->wide_key = xstrdup(v[i].key);
+		if (i == 0 || strcmp(v[i].key, v[i - 1].key)) {
+			st[ns++] = (struct label_stat){v[i].key, 1, 1};
+			continue;
 		}
+		st[ns - 1].series++;
+		st[ns - 1].values += strcmp(v[i].value, v[i - 1].value) != 0;
 	}
 	free(v);
+	*out = st;
+	return ns;
+}
+
+/*
+ * The label with the most distinct values, for the budget message (caller
+ * holds mu).  Sorting every (key, value) pair costs a moment at 100,000
+ * series, so the answer is kept until the index changes: while the budget
+ * is full it does not.
+ */
+static const char *widest_label(struct service *sv, size_t *nvalues)
+{
+	struct label_stat *st;
+	size_t n, best = 0;
+
+	if (sv->wide_at == sv->n && sv->wide_key) {
+		*nvalues = sv->wide_n;
+		return sv->wide_key;
+	}
+	n = label_stats(sv, &st);
+	for (size_t i = 1; i < n; i++)
+		if (st[i].values > st[best].values)
+			best = i;
+	free(sv->wide_key);
+	sv->wide_key = n ? xstrdup(st[best].key) : NULL;
+	sv->wide_n = n ? st[best].values : 0;
 	sv->wide_at = sv->n;
-	sv->wide_n = best_n;
-	*nvalues = best_n;
+	free(st);
+	*nvalues = sv->wide_n;
 	return sv->wide_key;
 }
 
@@ -693,22 +718,27 @@ struct match {
 	size_t n;
 };
 
+/* Whether SEL (NULL: everything) selects series S. */
+static bool selected(const struct selector *sel, const struct series *s)
+{
+	const char *app = sel ? selector_app(sel) : NULL;
+
+	if (app && (strcmp(s->app, app) || strcmp(s->type, selector_type(sel))))
+		return false;
+	return !sel || selector_match(sel, s);
+}
+
 /* The series SEL selects (all with SEL NULL), copied out of the index. */
 static void select_series(struct service *sv, const struct selector *sel, struct match *m)
 {
-	const char *app = sel ? selector_app(sel) : NULL, *type = sel ? selector_type(sel) : NULL;
-
 	pthread_rwlock_rdlock(&sv->mu);
 	m->ps = xcalloc(sv->n + 1, sizeof(*m->ps));
 	m->n = 0;
 	for (size_t i = 0; i < sv->n; i++) {
 		const struct ix_series *e = &sv->v[i];
 
-		if (app && (strcmp(e->s->app, app) || strcmp(e->s->type, type)))
-			continue;
-		if (sel && !selector_match(sel, e->s))
-			continue;
-		m->ps[m->n++] = (struct plan_series){e->id, e->first_ns, e->last_ns};
+		if (selected(sel, e->s))
+			m->ps[m->n++] = (struct plan_series){e->id, e->first_ns, e->last_ns};
 	}
 	pthread_rwlock_unlock(&sv->mu);
 }
@@ -852,10 +882,8 @@ static int label_list(struct service *sv, const char *name, const struct selecto
 	pthread_rwlock_rdlock(&sv->mu);
 	for (size_t i = 0; i < sv->n; i++) {
 		const struct series *s = sv->v[i].s;
-		const char *app = sel ? selector_app(sel) : NULL;
 
-		if (sel && ((app && (strcmp(s->app, app) || strcmp(s->type, selector_type(sel)))) ||
-			    !selector_match(sel, s)))
+		if (!selected(sel, s))
 			continue;
 		for (size_t j = 0; j < s->nlabels; j++) {
 			if (name && strcmp(s->labels[j].key, name))
@@ -897,11 +925,8 @@ int service_series_json(struct service *sv, const struct selector *sel, struct s
 	strbuf_addch(out, '[');
 	for (size_t i = 0; i < sv->n; i++) {
 		const struct ix_series *e = &sv->v[i];
-		const char *app = sel ? selector_app(sel) : NULL;
 
-		if (sel &&
-		    ((app && (strcmp(e->s->app, app) || strcmp(e->s->type, selector_type(sel)))) ||
-		     !selector_match(sel, e->s)))
+		if (!selected(sel, e->s))
 			continue;
 		strbuf_addstr(out, w++ ? ",{\"key\":" : "{\"key\":");
 		strbuf_add_json(out, e->key, strlen(e->key));
@@ -929,48 +954,20 @@ int service_series_json(struct service *sv, const struct selector *sel, struct s
 
 int service_check_labels(struct service *sv, struct strbuf *out, struct error *err)
 {
-	const char **keys = NULL;
-	size_t nk = 0, alloc = 0;
+	struct label_stat *st;
+	size_t n;
 
 	(void)err;
 	pthread_rwlock_rdlock(&sv->mu);
-	for (size_t i = 0; i < sv->n; i++)
-		for (size_t j = 0; j < sv->v[i].s->nlabels; j++) {
-			if (nk == alloc) {
-				alloc = alloc ? 2 * alloc : 64;
-				keys = xrealloc(keys, alloc * sizeof(*keys));
-			}
-			keys[nk++] = sv->v[i].s->labels[j].key;
-		}
-	if (nk)
-		qsort(keys, nk, sizeof(*keys), str_cmp);
+	n = label_stats(sv, &st);
 	strbuf_addf(out, "%zu series", sv->n);
 	if (sv->cfg.series_budget)
 		strbuf_addf(out, " (budget %llu)", (unsigned long long)sv->cfg.series_budget);
 	strbuf_addstr(out, "\nlabel\tvalues\tseries\n");
-	for (size_t i = 0; i < nk; i++) {
-		const char **vals;
-		size_t nv = 0, distinct = 0;
-
-		if (i && !strcmp(keys[i], keys[i - 1]))
-			continue;
-		vals = xcalloc(sv->n, sizeof(*vals));
-		for (size_t m = 0; m < sv->n; m++) {
-			const char *v =
-				labels_get(sv->v[m].s->labels, sv->v[m].s->nlabels, keys[i]);
-
-			if (v)
-				vals[nv++] = v;
-		}
-		if (nv)
-			qsort(vals, nv, sizeof(*vals), str_cmp);
-		for (size_t m = 0; m < nv; m++)
-			distinct += m == 0 || strcmp(vals[m], vals[m - 1]) != 0;
-		strbuf_addf(out, "%s\t%zu\t%zu\n", keys[i], distinct, nv);
-		free(vals);
-	}
+	for (size_t i = 0; i < n; i++)
+		strbuf_addf(out, "%s\t%zu\t%zu\n", st[i].key, st[i].values, st[i].series);
 	pthread_rwlock_unlock(&sv->mu);
-	free(keys);
+	free(st);
 	return 0;
 }
 
@@ -1045,8 +1042,7 @@ int service_roll(struct service *sv, int64_t now_ns, size_t max, struct error *e
 
 int service_retain(struct service *sv, int64_t now_ns, int64_t *deleted, struct error *err)
 {
-	struct store_stats st;
-	int64_t n = 0, oldest;
+	int64_t n = 0, oldest, bytes;
 	int rc = 0;
 
 	*deleted = 0;
@@ -1056,8 +1052,8 @@ int service_retain(struct service *sv, int64_t now_ns, int64_t *deleted, struct 
 	}
 	/* Over the size cap: drop the oldest ten minutes at a time until it fits. */
 	for (int rounds = 0; rc == 0 && sv->cfg.max_disk && rounds < 1000; rounds++) {
-		rc = sv->st->be->stats(sv->st, &st, err);
-		if (rc < 0 || (uint64_t)st.bytes_disk <= sv->cfg.max_disk)
+		rc = sv->st->be->disk_bytes(sv->st, &bytes, err);
+		if (rc < 0 || (uint64_t)bytes <= sv->cfg.max_disk)
 			break;
 		rc = sv->st->be->oldest(sv->st, &oldest, err);
 		if (rc < 0 || oldest == 0)

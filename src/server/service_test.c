@@ -21,6 +21,7 @@
 
 #include "lib/format.h"
 #include "lib/input.h"
+#include "lib/profile_testutil.h"
 #include "server/service.h"
 
 #define SEC  INT64_C(1000000000)
@@ -187,14 +188,7 @@ static void add_labelled(struct profile *p, const char *stack, const char *endpo
 	struct label l[2] = {
 		{profile_intern_str(p, "endpoint"), profile_intern_str(p, endpoint), 0, 0},
 		{profile_intern_str(p, "thread"), profile_intern_str(p, thread), 0, 0}};
-	uint32_t frames[16];
-	size_t n = 0;
-	char buf[256], *save = NULL;
-
-	snprintf(buf, sizeof(buf), "%s", stack);
-	for (char *f = strtok_r(buf, ";", &save); f && n < 16; f = strtok_r(NULL, ";", &save))
-		frames[n++] = profile_frame_named(p, f, strlen(f));
-	assert_int_equal(profile_add_sample(p, profile_stack(p, frames, n),
+	assert_int_equal(profile_add_sample(p, testutil_stack(p, stack),
 					    profile_intern_labels(p, l, 2), &value),
 			 0);
 }
@@ -368,6 +362,41 @@ static void test_retention(void **state)
 	free(q);
 }
 
+/* Over --max-disk, the oldest pushes go first, ten minutes at a time, until it fits. */
+static void test_retention_size(void **state)
+{
+	struct fixture *f = *state;
+	struct store_stats st;
+	struct error err = ERROR_INIT;
+	struct strbuf text = STRBUF_INIT;
+	int64_t deleted;
+	char *q;
+
+	/* Distinct frames per push, so that each blob takes a few KiB. */
+	for (int i = 0; i < 60; i++) {
+		strbuf_setlen(&text, 0);
+		for (int k = 0; k < 200; k++)
+			strbuf_addf(&text, "main;push%d_function_with_a_long_name_%d 1\n", i, k);
+		push(f, "big", "cpu", "eu", T0 + i * 60 * SEC, text.buf);
+	}
+	strbuf_release(&text);
+	assert_int_equal(f->st->be->stats(f->st, &st, &err), 0);
+	close_service(f);
+	f->cfg.max_disk = (uint64_t)st.bytes_disk / 2;
+	open_service(f);
+	assert_int_equal(service_retain(f->sv, T0 + HOUR, &deleted, &err), 0);
+	assert_true(deleted > 0 && deleted < 60);
+	assert_int_equal(f->st->be->stats(f->st, &st, &err), 0);
+	assert_true((uint64_t)st.bytes_disk <= f->cfg.max_disk);
+	/* What is left is the newest. */
+	q = query_text(f, "big.cpu", T0, T0 + 10 * 60 * SEC, NULL);
+	assert_string_equal(q, "");
+	free(q);
+	q = query_text(f, "big.cpu", T0 + 59 * 60 * SEC, T0 + HOUR, NULL);
+	assert_non_null(strstr(q, "push59_"));
+	free(q);
+}
+
 /* Pushes and queries from several threads at once (ASan and TSan-friendly). */
 struct worker {
 	struct fixture *f;
@@ -423,6 +452,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_depth, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeline_labels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retention, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_retention_size, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_concurrent, setup, teardown),
 	};
 

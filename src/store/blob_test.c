@@ -7,6 +7,7 @@
 
 #include "util/common.h"
 #include "lib/format.h"
+#include "lib/profile_testutil.h"
 #include "store/blob.h"
 
 #ifndef SOURCE_ROOT
@@ -20,16 +21,8 @@ static const int levels[] = {0, 1, 3};
 /* Add a "a;b;c" stack with values (one per type) under label set labels. */
 static uint32_t add(struct profile *p, const char *stack, uint32_t labels, const int64_t *v)
 {
-	uint32_t node = 0;
-	const char *s = stack;
+	uint32_t node = testutil_stack(p, stack);
 
-	while (*s) {
-		const char *e = strchr(s, ';');
-		size_t len = e ? (size_t)(e - s) : strlen(s);
-
-		node = profile_child(p, node, profile_frame_named(p, s, len));
-		s += len + (e ? 1 : 0);
-	}
 	assert_int_equal(profile_add_sample(p, node, labels, v), 0);
 	return node;
 }

@@ -561,6 +561,15 @@ static int64_t file_size(const char *path)
 	return stat(path, &sb) == 0 ? (int64_t)sb.st_size : 0;
 }
 
+/* The database and its WAL. */
+static int64_t disk_size(const struct sqlite_store *s)
+{
+	char wal[PATH_MAX];
+
+	snprintf(wal, sizeof(wal), "%s-wal", s->path);
+	return file_size(s->path) + file_size(wal);
+}
+
 static int stats_row(sqlite3_stmt *q, void *arg)
 {
 	struct store_stats *out = arg;
@@ -577,14 +586,19 @@ static int stats_row(sqlite3_stmt *q, void *arg)
 static int stats(struct store *st, struct store_stats *out, struct error *err)
 {
 	struct sqlite_store *s = ss(st);
-	char wal[PATH_MAX];
 	int rc;
 
 	memset(out, 0, sizeof(*out));
 	rc = read_rows(s, ST_STATS, NULL, 0, stats_row, out, "reading statistics", err);
-	snprintf(wal, sizeof(wal), "%s-wal", s->path);
-	out->bytes_disk = file_size(s->path) + file_size(wal);
+	out->bytes_disk = disk_size(s);
 	return rc;
+}
+
+static int disk_bytes(struct store *st, int64_t *bytes, struct error *err)
+{
+	(void)err;
+	*bytes = disk_size(ss(st));
+	return 0;
 }
 
 /*
@@ -635,6 +649,7 @@ static const struct store_backend sqlite_backend = {
 	.delete_before = delete_before,
 	.oldest = oldest,
 	.stats = stats,
+	.disk_bytes = disk_bytes,
 	.maintain = maintain,
 };
 
