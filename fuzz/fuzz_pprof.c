@@ -2,10 +2,12 @@
 /*
  * libFuzzer target: pprof.  Any bytes (gzip or raw protobuf) must give a
  * profile or a one-line error; whatever is read must write back out, and
- * the written pprof must read again to the same types and totals.
+ * the written pprof must read again to the same types and totals.  The
+ * decoder (pprof_decode.c) must agree with protobuf-c on the same bytes.
  */
 #include "util/common.h"
 #include "lib/pprof.h"
+#include "lib/pprof_decode_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -58,9 +60,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct error err = ERROR_INIT;
 	struct profile *p = NULL;
 	struct input in;
+	char why[512];
+	bool ok;
 
 	if (input_from_buf(&in, "fuzz", data, size, (size_t)64 << 20, &err))
 		return 0;
+	if (pbd_check(in.data, in.len, &ok, why, sizeof(why)))
+		BUG("%s", why);
 	if (!pprof_read(&in, NULL, &p, &err)) {
 		round_trip(p);
 		profile_free(p);

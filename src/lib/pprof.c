@@ -1,107 +1,32 @@
 /* SPDX-License-Identifier: MIT */
 #include "util/common.h"
 #include "lib/pprof.h"
-#include "profile.pb-c.h"
+#include "lib/pprof_decode.h"
 
 /*
  * Reading pprof's profile.proto.  The input layer has already inflated
- * gzip; here the bytes are decoded by protobuf-c under a memory budget,
- * every reference is checked, and the samples are replayed into a
+ * gzip; here the bytes are decoded (pprof_decode.c) under a memory
+ * budget, every reference is checked, and the samples are replayed into a
  * profile.  pprof lists a location's lines innermost first and a
  * sample's locations leaf first; plateau's stacks are root first, so a
  * location becomes its lines reversed (all but the outermost flagged
  * FRAME_INLINED) and a sample its locations reversed.
  */
 
-typedef Perftools__Profiles__Profile PbProfile;
-typedef Perftools__Profiles__Sample PbSample;
-typedef Perftools__Profiles__Mapping PbMapping;
-typedef Perftools__Profiles__Location PbLocation;
-typedef Perftools__Profiles__Function PbFunction;
-typedef Perftools__Profiles__ValueType PbValueType;
+typedef struct pbd_profile PbProfile;
+typedef struct pbd_sample PbSample;
+typedef struct pbd_mapping PbMapping;
+typedef struct pbd_location PbLocation;
+typedef struct pbd_function PbFunction;
+typedef struct pbd_value_type PbValueType;
 
-/* protobuf's own message size limit; also keeps protobuf-c's counts in 32 bits. */
+/* protobuf's own message size limit; also keeps the decoder's counts in 32 bits. */
 #define PPROF_MAX_INPUT	 ((size_t)INT32_MAX)
 #define PPROF_MAX_DEPTH	 (1u << 20) /* frames in one sample's stack */
 #define PB_ALLOC_FACTOR	 128	    /* decoded bytes allowed per input byte */
 #define PB_ALLOC_MIN	 ((size_t)1 << 20)
 #define PB_ALLOC_MAX	 ((size_t)4 << 30)
 #define FRAME_BUDGET_MIN ((size_t)1 << 20)
-
-/* protobuf-c allocations, counted against a cap so no input can exhaust memory. */
-/*
- * protobuf-c's allocator: a bump arena with a budget.  Unpacking a
- * profile allocates every message (sample, location, line, label) on its
- * own; from chunks that go back all at once it costs a fraction of malloc
- * and free each.  A freed block's bytes stay in their chunk, but leave the
- * budget, which bounds what the live message needs (not a zip bomb's
- * worth of small messages: the cap follows the input size).
- */
-struct pb_chunk {
-	struct pb_chunk *next;
-	size_t used, size;
-	_Alignas(max_align_t) char data[];
-};
-
-struct pb_budget {
-	size_t used, cap;
-	bool exceeded;
-	struct pb_chunk *chunks;
-};
-
-#define PB_HDR	 sizeof(max_align_t)
-#define PB_CHUNK ((size_t)256 << 10)
-
-static void *budget_alloc(void *data, size_t size)
-{
-	struct pb_budget *b = data;
-	struct pb_chunk *c = b->chunks;
-	size_t need, *h;
-
-	if (size > b->cap - b->used || PB_HDR > b->cap - b->used - size) {
-		b->exceeded = true;
-		return NULL;
-	}
-	need = (size + PB_HDR + PB_HDR - 1) / PB_HDR * PB_HDR;
-	if (!c || c->size - c->used < need) {
-		size_t csize = need > PB_CHUNK ? need : PB_CHUNK;
-
-		c = malloc(sizeof(*c) + csize);
-		if (!c) {
-			b->exceeded = true;
-			return NULL;
-		}
-		c->used = 0;
-		c->size = csize;
-		c->next = b->chunks;
-		b->chunks = c;
-	}
-	h = (size_t *)(void *)(c->data + c->used);
-	c->used += need;
-	*h = need;
-	b->used += need;
-	return (char *)h + PB_HDR;
-}
-
-static void budget_free(void *data, void *ptr)
-{
-	struct pb_budget *b = data;
-
-	if (ptr)
-		b->used -= *(size_t *)(void *)((char *)ptr - PB_HDR);
-}
-
-/* Free everything the unpacking allocated, the message included. */
-static void budget_release(struct pb_budget *b)
-{
-	while (b->chunks) {
-		struct pb_chunk *next = b->chunks->next;
-
-		free(b->chunks);
-		b->chunks = next;
-	}
-	b->used = 0;
-}
 
 /* An index from pprof ids (nonzero, unique uint64) to array positions. */
 struct idmap {
@@ -201,17 +126,17 @@ static int idmap_build(struct pprof_reader *r, struct idmap *m, size_t n,
 
 static uint64_t mapping_id(const PbProfile *pb, size_t i)
 {
-	return pb->mapping[i]->id;
+	return pb->mapping[i].id;
 }
 
 static uint64_t function_id(const PbProfile *pb, size_t i)
 {
-	return pb->function[i]->id;
+	return pb->function[i].id;
 }
 
 static uint64_t location_id(const PbProfile *pb, size_t i)
 {
-	return pb->location[i]->id;
+	return pb->location[i].id;
 }
 
 static bool str_ok(const struct pprof_reader *r, int64_t idx)
@@ -268,7 +193,7 @@ static int read_types(struct pprof_reader *r)
 		return error_set(r->err, ERR_LIMIT, "%s: %zu sample types (at most %d supported)",
 				 r->name, pb->n_sample_type, PPROF_MAX_TYPES);
 	for (size_t i = 0; i < pb->n_sample_type; i++) {
-		const PbValueType *t = pb->sample_type[i];
+		const PbValueType *t = &pb->sample_type[i];
 
 		if (!str_ok(r, t->type))
 			return bad_str(r, "sample_type", i, "type", t->type);
@@ -276,14 +201,12 @@ static int read_types(struct pprof_reader *r)
 			return bad_str(r, "sample_type", i, "unit", t->unit);
 		profile_add_type(r->p, str_at(r, t->type), str_at(r, t->unit));
 	}
-	if (pb->period_type) {
-		if (!str_ok(r, pb->period_type->type))
-			return bad_str(r, "period_type", 0, "type", pb->period_type->type);
-		if (!str_ok(r, pb->period_type->unit))
-			return bad_str(r, "period_type", 0, "unit", pb->period_type->unit);
-		r->p->period_type.type = str_id(r, pb->period_type->type);
-		r->p->period_type.unit = str_id(r, pb->period_type->unit);
-	}
+	if (!str_ok(r, pb->period_type.type))
+		return bad_str(r, "period_type", 0, "type", pb->period_type.type);
+	if (!str_ok(r, pb->period_type.unit))
+		return bad_str(r, "period_type", 0, "unit", pb->period_type.unit);
+	r->p->period_type.type = str_id(r, pb->period_type.type);
+	r->p->period_type.unit = str_id(r, pb->period_type.unit);
 	return 0;
 }
 
@@ -336,12 +259,14 @@ static int read_header(struct pprof_reader *r)
 	if (!str_ok(r, pb->doc_url))
 		return bad_str(r, "profile", 0, "doc_url", pb->doc_url);
 	for (size_t i = 0; i < pb->n_comment; i++) {
-		if (!str_ok(r, pb->comment[i]))
-			return bad_str(r, "comment", i, "string", pb->comment[i]);
-		if (read_decimals_comment(r, str_at(r, pb->comment[i])))
+		int64_t c = (int64_t)pb->comment[i];
+
+		if (!str_ok(r, c))
+			return bad_str(r, "comment", i, "string", c);
+		if (read_decimals_comment(r, str_at(r, c)))
 			continue;
 		ALLOC_GROW(p->comments, p->nr_comments + 1, p->alloc_comments);
-		p->comments[p->nr_comments++] = str_id(r, pb->comment[i]);
+		p->comments[p->nr_comments++] = str_id(r, c);
 	}
 	return read_default_type(r);
 }
@@ -367,7 +292,7 @@ static int read_mappings(struct pprof_reader *r)
 	r->map_module = xcalloc(pb->n_mapping + 1, sizeof(*r->map_module));
 	r->map_flags = xcalloc(pb->n_mapping + 1, sizeof(*r->map_flags));
 	for (size_t i = 0; i < pb->n_mapping; i++) {
-		const PbMapping *m = pb->mapping[i];
+		const PbMapping *m = &pb->mapping[i];
 		int64_t name = m->filename;
 
 		if (!str_ok(r, m->filename))
@@ -391,7 +316,7 @@ static int read_functions(struct pprof_reader *r)
 	if (rc)
 		return rc;
 	for (size_t i = 0; i < pb->n_function; i++) {
-		const PbFunction *f = pb->function[i];
+		const PbFunction *f = &pb->function[i];
 
 		if (!str_ok(r, f->name))
 			return bad_str(r, "function", f->id, "name", f->name);
@@ -408,8 +333,8 @@ static uint32_t unsymbolized_name(struct pprof_reader *r, const PbLocation *l, i
 {
 	char buf[4096];
 
-	if (map >= 0 && r->map_module[map] && l->address >= r->pb->mapping[map]->memory_start) {
-		const PbMapping *m = r->pb->mapping[map];
+	if (map >= 0 && r->map_module[map] && l->address >= r->pb->mapping[map].memory_start) {
+		const PbMapping *m = &r->pb->mapping[map];
 		const char *mod = profile_str(r->p, r->map_module[map]);
 		const char *base = strrchr(mod, '/');
 
@@ -425,7 +350,7 @@ static uint32_t unsymbolized_name(struct pprof_reader *r, const PbLocation *l, i
 static int line_frame(struct pprof_reader *r, const PbLocation *l, int64_t map, size_t j,
 		      struct frame *f)
 {
-	const Perftools__Profiles__Line *ln = l->line[j];
+	const struct pbd_line *ln = &pbd_lines(r->pb, l)[j];
 	int64_t fn;
 
 	if (ln->line < 0 || ln->line > UINT32_MAX)
@@ -447,9 +372,9 @@ static int line_frame(struct pprof_reader *r, const PbLocation *l, int64_t map, 
 				 "%s: location %" PRIu64 ": line %zu: function_id %" PRIu64
 				 " not found",
 				 r->name, l->id, j, ln->function_id);
-	f->name = str_id(r, r->pb->function[fn]->name ? r->pb->function[fn]->name
-						      : r->pb->function[fn]->system_name);
-	f->file = str_id(r, r->pb->function[fn]->filename);
+	f->name = str_id(r, r->pb->function[fn].name ? r->pb->function[fn].name
+						     : r->pb->function[fn].system_name);
+	f->file = str_id(r, r->pb->function[fn].filename);
 	return 0;
 }
 
@@ -500,7 +425,7 @@ static int read_locations(struct pprof_reader *r)
 	r->loc_off = xmalloc(st_mult(pb->n_location + 1, sizeof(*r->loc_off)));
 	for (size_t i = 0; i < pb->n_location; i++) {
 		r->loc_off[i] = (uint32_t)nr;
-		if ((rc = read_location(r, pb->location[i], &nr, &alloc)))
+		if ((rc = read_location(r, &pb->location[i], &nr, &alloc)))
 			return rc;
 		if (nr > UINT32_MAX / 2)
 			return error_set(r->err, ERR_LIMIT, "%s: too many location lines", r->name);
@@ -512,17 +437,18 @@ static int read_locations(struct pprof_reader *r)
 /* The stack of sample i, root first, into r->stack and its depth into *depth. */
 static int sample_stack(struct pprof_reader *r, size_t i, size_t *depth)
 {
-	const PbSample *s = r->pb->sample[i];
+	const PbSample *s = &r->pb->sample[i];
+	const uint64_t *ids = pbd_location_ids(r->pb, s);
 	size_t d = 0;
 
 	for (size_t k = s->n_location_id; k-- > 0;) {
-		int64_t loc = idmap_find(&r->locations, s->location_id[k]);
+		int64_t loc = idmap_find(&r->locations, ids[k]);
 		uint32_t off, n;
 
 		if (loc < 0)
 			return error_set(r->err, ERR_FORMAT,
 					 "%s: sample %zu: location_id %" PRIu64 " not found",
-					 r->name, i, s->location_id[k]);
+					 r->name, i, ids[k]);
 		off = r->loc_off[loc];
 		n = r->loc_off[loc + 1] - off;
 		if (d + n > PPROF_MAX_DEPTH)
@@ -545,11 +471,12 @@ static int sample_stack(struct pprof_reader *r, size_t i, size_t *depth)
 
 static int sample_labels(struct pprof_reader *r, size_t i, uint32_t *set)
 {
-	const PbSample *s = r->pb->sample[i];
+	const PbSample *s = &r->pb->sample[i];
+	const struct pbd_label *ls = pbd_labels(r->pb, s);
 
 	ALLOC_GROW(r->labels, s->n_label, r->labels_alloc);
 	for (size_t j = 0; j < s->n_label; j++) {
-		const Perftools__Profiles__Label *l = s->label[j];
+		const struct pbd_label *l = &ls[j];
 		struct label *out = &r->labels[j];
 
 		if (!str_ok(r, l->key))
@@ -582,7 +509,7 @@ struct stack_slot {
 static uint32_t *stack_slot_find(struct stack_slot *t, size_t mask, const PbProfile *pb, size_t i,
 				 uint64_t h, struct stack_slot **empty)
 {
-	const PbSample *s = pb->sample[i];
+	const PbSample *s = &pb->sample[i];
 
 	for (size_t k = h & mask;; k = (k + 1) & mask) {
 		struct stack_slot *e = &t[k];
@@ -592,10 +519,10 @@ static uint32_t *stack_slot_find(struct stack_slot *t, size_t mask, const PbProf
 			*empty = e;
 			return NULL;
 		}
-		o = pb->sample[e->sample - 1];
+		o = &pb->sample[e->sample - 1];
 		if (e->hash == h && o->n_location_id == s->n_location_id &&
-		    !memcmp(o->location_id, s->location_id,
-			    s->n_location_id * sizeof(*s->location_id)))
+		    !memcmp(pbd_location_ids(pb, o), pbd_location_ids(pb, s),
+			    s->n_location_id * sizeof(uint64_t)))
 			return &e->node;
 	}
 }
@@ -603,8 +530,8 @@ static uint32_t *stack_slot_find(struct stack_slot *t, size_t mask, const PbProf
 static int sample_node(struct pprof_reader *r, struct stack_slot *t, size_t mask, size_t i,
 		       uint32_t *node)
 {
-	const PbSample *s = r->pb->sample[i];
-	uint64_t h = hash_bytes(s->location_id, s->n_location_id * sizeof(*s->location_id), 0);
+	const PbSample *s = &r->pb->sample[i];
+	uint64_t h = hash_bytes(pbd_location_ids(r->pb, s), s->n_location_id * sizeof(uint64_t), 0);
 	struct stack_slot *empty = NULL;
 	uint32_t *known = stack_slot_find(t, mask, r->pb, i, h, &empty);
 	size_t depth = 0;
@@ -633,16 +560,16 @@ static int read_samples(struct pprof_reader *r)
 	mask = size - 1;
 	t = xcalloc(size, sizeof(*t));
 	for (size_t i = 0; i < pb->n_sample && rc == 0; i++) {
-		const PbSample *s = pb->sample[i];
+		const PbSample *s = &pb->sample[i];
 		uint32_t labels = 0, node;
 
 		if (s->n_value != r->p->nr_types)
 			rc = error_set(r->err, ERR_FORMAT,
-				       "%s: sample %zu: %zu values for %u sample types", r->name, i,
+				       "%s: sample %zu: %u values for %u sample types", r->name, i,
 				       s->n_value, r->p->nr_types);
 		else if ((rc = sample_node(r, t, mask, i, &node)) == 0 &&
 			 (rc = sample_labels(r, i, &labels)) == 0 &&
-			 profile_add_sample(r->p, node, labels, s->value))
+			 profile_add_sample(r->p, node, labels, pbd_values(pb, s)))
 			rc = error_set(r->err, ERR_LIMIT,
 				       "%s: sample %zu: sum of values overflows 64 bits", r->name,
 				       i);
@@ -675,42 +602,28 @@ static void reader_release(struct pprof_reader *r)
 	free(r->labels);
 }
 
-static PbProfile *pprof_unpack(const char *name, const char *data, size_t len,
-			       ProtobufCAllocator *a, struct error *err)
+/* Decode under a budget that follows the input's size. */
+static int pprof_unpack(PbProfile *pb, const char *name, const char *data, size_t len,
+			struct error *err)
 {
-	struct pb_budget *b = a->allocator_data;
-	PbProfile *pb;
+	size_t cap = len > (PB_ALLOC_MAX - PB_ALLOC_MIN) / PB_ALLOC_FACTOR
+			     ? PB_ALLOC_MAX
+			     : PB_ALLOC_MIN + len * PB_ALLOC_FACTOR;
 
-	if (len > PPROF_MAX_INPUT) {
-		error_set(err, ERR_LIMIT, "%s: pprof data larger than %zu bytes", name,
-			  PPROF_MAX_INPUT);
-		return NULL;
-	}
-	b->cap = len > (PB_ALLOC_MAX - PB_ALLOC_MIN) / PB_ALLOC_FACTOR
-			 ? PB_ALLOC_MAX
-			 : PB_ALLOC_MIN + len * PB_ALLOC_FACTOR;
-	pb = perftools__profiles__profile__unpack(a, len, (const uint8_t *)data);
-	if (pb)
-		return pb;
-	if (b->exceeded)
-		error_set(err, ERR_LIMIT, "%s: pprof data needs more than %zu MiB to decode", name,
-			  b->cap >> 20);
-	else
-		error_set(err, ERR_FORMAT,
-			  "%s: not a valid pprof profile (protobuf decoding failed)", name);
-	return NULL;
+	if (len > PPROF_MAX_INPUT)
+		return error_set(err, ERR_LIMIT, "%s: pprof data larger than %zu bytes", name,
+				 PPROF_MAX_INPUT);
+	return pbd_decode(pb, name, data, len, cap, err);
 }
 
 int pprof_read(const struct input *in, const struct read_options *o, struct profile **out,
 	       struct error *err)
 {
 	struct pprof_reader r = {.name = in->name, .err = err};
-	struct pb_budget b = {0, 0, false, NULL};
-	ProtobufCAllocator a = {budget_alloc, budget_free, &b};
 	const char *data = in->data;
 	size_t len = in->len;
 	char *inflated = NULL;
-	PbProfile *pb;
+	PbProfile pb = {0};
 	int rc;
 
 	*out = NULL;
@@ -721,19 +634,19 @@ int pprof_read(const struct input *in, const struct read_options *o, struct prof
 			return rc;
 		data = inflated;
 	}
-	pb = pprof_unpack(in->name, data, len, &a, err);
+	rc = pprof_unpack(&pb, in->name, data, len, err);
 	free(inflated);
-	if (!pb) {
-		budget_release(&b);
-		return err->code;
+	if (rc) {
+		pbd_release(&pb);
+		return rc;
 	}
-	r.pb = pb;
+	r.pb = &pb;
 	r.p = profile_new();
 	r.p->keep_order = o && o->keep_order;
 	r.frame_budget = st_add(FRAME_BUDGET_MIN, st_mult(len, 64));
 	rc = read_profile(&r);
 	reader_release(&r);
-	budget_release(&b);
+	pbd_release(&pb);
 	if (rc) {
 		profile_free(r.p);
 		return rc;

@@ -7,7 +7,8 @@
 #include "lib/format.h"
 
 /*
- * pprof's profile.proto (gzip-compressed or raw), through protobuf-c.
+ * pprof's profile.proto (gzip-compressed or raw): written through
+ * protobuf-c, read by pprof_decode.c.
  * See doc/formats.md for how pprof's records map onto plateau's model.
  */
 

@@ -625,7 +625,8 @@ static void test_garbage_and_truncation(void **state)
 	(void)state;
 	assert_null(read_bytes(garbage, sizeof(garbage) - 1, &err));
 	assert_string_equal(err.msg,
-			    "x.pb.gz: not a valid pprof profile (protobuf decoding failed)");
+			    "x.pb.gz: not a valid pprof profile: field key: varint longer than 10 "
+			    "bytes (at byte 0)");
 	err = (struct error)ERROR_INIT;
 	assert_null(read_bytes(text, strlen(text), &err));
 	assert_int_equal(strncmp(err.msg, "x.pb.gz: ", 9), 0);
