@@ -313,43 +313,52 @@ static int series_id(struct service *sv, const char *key, const struct series *s
 }
 
 /*
- * A single-type view of a pushed profile, for the blob encoder: the
+ * A view of one group of a pushed profile for the blob encoder: the
  * push's strings, frames, tree and label sets as they are (the encoder
- * only reads them and keeps what the samples use), one value column and
- * only the samples with a value in it.  Building a copy of the tree per
- * sample type cost as much as the rest of a push.
+ * only reads them and keeps what the samples use), the value columns of
+ * the stored sample types and only the samples with a value in one of
+ * them.  Building a copy of the tree cost as much as the rest of a push.
  */
+#define VIEW_MAX_TYPES 16
+
 struct type_view {
 	struct profile v;
-	struct sample_type st;
+	struct sample_type st[VIEW_MAX_TYPES];
 	struct psample *samples;
 	int64_t *values;
 };
 
 /*
- * TYPE_ID: TYPE interned in P (before the view copies P's string table);
- * only the samples of group G (GROUP_OF[i], see struct groups).
+ * The NT types TYPES (P's indexes), named IDS (interned in P before the
+ * view copies P's string table); only the samples of group G (GROUP_OF[i],
+ * see struct groups).
  */
-static void view_init(struct type_view *tv, const struct profile *p, uint32_t t, uint32_t type_id,
-		      const uint32_t *group_of, uint32_t g)
+static void view_init(struct type_view *tv, const struct profile *p, const uint32_t *types,
+		      const uint32_t *ids, uint32_t nt, const uint32_t *group_of, uint32_t g)
 {
 	uint32_t n = 0;
 
 	tv->samples = xmalloc((p->nr_samples + 1) * sizeof(*tv->samples));
-	tv->values = xmalloc((p->nr_samples + 1) * sizeof(*tv->values));
+	tv->values = xmalloc(((size_t)p->nr_samples * nt + 1) * sizeof(*tv->values));
 	for (uint32_t i = 0; i < p->nr_samples; i++) {
-		int64_t v = profile_sample_values(p, i)[t];
+		const int64_t *v = profile_sample_values(p, i);
+		int64_t *out = tv->values + (size_t)n * nt;
+		bool any = false;
 
-		if (v == 0 || group_of[i] != g)
+		if (group_of[i] != g)
 			continue;
-		tv->samples[n] = p->samples[i];
-		tv->values[n++] = v;
+		for (uint32_t k = 0; k < nt; k++)
+			any |= (out[k] = v[types[k]]) != 0;
+		if (any)
+			tv->samples[n++] = p->samples[i];
 	}
 	tv->v = *p;
-	tv->st = p->types[t];
-	tv->st.type = type_id;
-	tv->v.types = &tv->st;
-	tv->v.nr_types = 1;
+	for (uint32_t k = 0; k < nt; k++) {
+		tv->st[k] = p->types[types[k]];
+		tv->st[k].type = ids[k];
+	}
+	tv->v.types = tv->st;
+	tv->v.nr_types = nt;
 	tv->v.default_type = 0;
 	tv->v.samples = tv->samples;
 	tv->v.values = tv->values;
@@ -515,51 +524,72 @@ static int push_series(struct service *sv, const struct ingest_req *req, const c
 }
 
 struct pending {
-	struct store_row *rows;
-	struct strbuf *blobs;
+	struct store_row *rows; /* n, with keys */
 	char **keys;
 	size_t n;
+	struct strbuf *blobs; /* nblobs: one per group */
+	size_t nblobs;
 };
 
-static int add_row(struct service *sv, const struct ingest_req *req, struct profile *p, uint32_t t,
-		   const char *type, const struct groups *gs, uint32_t g, struct pending *pd,
-		   struct error *err)
+static bool has_values(const struct profile *p, uint32_t t)
+{
+	for (uint32_t i = 0; i < p->nr_samples; i++)
+		if (profile_sample_values(p, i)[t])
+			return true;
+	return false;
+}
+
+/*
+ * The rows of group G: one blob of the stored types (NT of them, P's
+ * TYPES named NAMES), and a row per type with a value in the group, each
+ * in its own series, sharing the blob.
+ */
+static int add_group(struct service *sv, const struct ingest_req *req, struct profile *p,
+		     const uint32_t *types, const char *const *names, uint32_t nt,
+		     const struct groups *gs, uint32_t g, struct pending *pd, struct error *err)
 {
 	struct series_label labels[LABELS_MAX];
+	uint32_t ids[VIEW_MAX_TYPES];
 	struct type_view tv;
-	struct series s;
-	char key[8192];
-	int64_t id;
-	int rc;
+	struct strbuf *blob = &pd->blobs[pd->nblobs];
+	int rc = 0;
 
-	view_init(&tv, p, t, profile_intern_str(p, type), gs->of, g);
-	if (tv.v.nr_samples == 0) { /* this group has nothing of this type: no series */
+	for (uint32_t k = 0; k < nt; k++)
+		ids[k] = profile_intern_str(p, names[k]);
+	view_init(&tv, p, types, ids, nt, gs->of, g);
+	if (tv.v.nr_samples == 0) { /* nothing in this group: no series */
 		view_release(&tv);
 		return 0;
 	}
-	rc = push_series(sv, req, type, &gs->v[g], &s, labels, key, sizeof(key), err);
-	if (rc == 0)
-		rc = series_id(sv, key, &s, &id, err);
-	if (rc < 0) {
-		view_release(&tv);
-		return rc;
-	}
-	strbuf_init(&pd->blobs[pd->n], 4096);
-	rc = blob_encode(&tv.v, &pd->blobs[pd->n], err);
-	if (rc == 0) {
+	strbuf_init(blob, 4096);
+	pd->nblobs++;
+	rc = blob_encode(&tv.v, blob, err);
+	for (uint32_t k = 0; k < nt && rc == 0; k++) {
+		int64_t total = profile_total(&tv.v, k);
+		struct series s;
+		char key[8192];
+		int64_t id;
+
+		/* A type with no value in the group has no series here. */
+		if (!has_values(&tv.v, k))
+			continue;
+		rc = push_series(sv, req, names[k], &gs->v[g], &s, labels, key, sizeof(key), err);
+		if (rc == 0)
+			rc = series_id(sv, key, &s, &id, err);
+		if (rc < 0)
+			break;
 		pd->rows[pd->n] = (struct store_row){
 			.series = id,
 			.t0 = req->t0,
 			.t1 = req->t1,
 			.samples = 1,
-			.total = profile_total(&tv.v, 0),
-			.blob = pd->blobs[pd->n].buf,
-			.len = pd->blobs[pd->n].len,
+			.total = total,
+			.type = (int)k,
+			.blob = blob->buf,
+			.len = blob->len,
 		};
 		pd->keys[pd->n] = xstrdup(key);
 		pd->n++;
-	} else {
-		strbuf_release(&pd->blobs[pd->n]);
 	}
 	view_release(&tv);
 	return rc;
@@ -650,6 +680,8 @@ int service_ingest(struct service *sv, const struct ingest_req *req, struct prof
 	struct pending pd = {0};
 	struct groups gs;
 	size_t ntypes = req->type ? 1 : p->nr_types, bytes = 0, configured = 0;
+	uint32_t types[VIEW_MAX_TYPES];
+	const char *names[VIEW_MAX_TYPES];
 	uint32_t depth;
 	int rc = 0;
 
@@ -670,19 +702,26 @@ int service_ingest(struct service *sv, const struct ingest_req *req, struct prof
 		groups_release(&gs);
 		return rc;
 	}
-	pd.rows = xcalloc(ntypes * gs.n, sizeof(*pd.rows));
-	pd.blobs = xcalloc(ntypes * gs.n, sizeof(*pd.blobs));
-	pd.keys = xcalloc(ntypes * gs.n, sizeof(*pd.keys));
-	for (size_t i = 0; i < ntypes && rc == 0; i++) {
+	for (size_t i = 0; i < ntypes; i++) {
 		uint32_t t = req->type ? p->default_type : (uint32_t)i;
 		const char *type = req->type	? req->type
 				   : req->names ? req->names[t]
 						: profile_str(p, p->types[t].type);
 
-		configured += type != NULL;
-		for (uint32_t g = 0; type && g < gs.n && rc == 0; g++)
-			rc = add_row(sv, req, p, t, type, &gs, g, &pd, err);
+		if (!type)
+			continue;
+		if (configured == VIEW_MAX_TYPES) {
+			rc = error_set(err, ERR_LIMIT, "more than %d sample types", VIEW_MAX_TYPES);
+			break;
+		}
+		types[configured] = t;
+		names[configured++] = type;
 	}
+	pd.rows = xcalloc(configured * gs.n + 1, sizeof(*pd.rows));
+	pd.keys = xcalloc(configured * gs.n + 1, sizeof(*pd.keys));
+	pd.blobs = xcalloc(gs.n + 1, sizeof(*pd.blobs));
+	for (uint32_t g = 0; configured && g < gs.n && rc == 0; g++)
+		rc = add_group(sv, req, p, types, names, (uint32_t)configured, &gs, g, &pd, err);
 	groups_release(&gs);
 	if (rc == 0 && configured == 0)
 		rc = error_set(err, ERR_FORMAT, "none of the profile's sample types is configured");
@@ -693,18 +732,18 @@ int service_ingest(struct service *sv, const struct ingest_req *req, struct prof
 		rc = commit(sv, pd.rows, pd.n, err);
 	if (rc == 0) {
 		note_spans(sv, &pd);
-		for (size_t i = 0; i < pd.n; i++)
-			bytes += pd.rows[i].len;
+		for (size_t i = 0; i < pd.nblobs; i++)
+			bytes += pd.blobs[i].len;
 		pthread_mutex_lock(&sv->cmu);
 		sv->c.ingested += pd.n;
 		sv->c.ingest_bytes += bytes;
 		pthread_mutex_unlock(&sv->cmu);
 	}
 out:
-	for (size_t i = 0; i < pd.n; i++) {
-		strbuf_release(&pd.blobs[i]);
+	for (size_t i = 0; i < pd.n; i++)
 		free(pd.keys[i]);
-	}
+	for (size_t i = 0; i < pd.nblobs; i++)
+		strbuf_release(&pd.blobs[i]);
 	free(pd.keys);
 	free(pd.blobs);
 	free(pd.rows);
@@ -754,7 +793,7 @@ static int merge_row(const struct store_row *r, void *arg)
 	struct merge_ctx *mc = arg;
 
 	mc->samples += r->samples;
-	return blob_merge_into(mc->dst, r->blob, r->len, NULL, mc->err);
+	return blob_merge_type_into(mc->dst, r->blob, r->len, (uint32_t)r->type, NULL, mc->err);
 }
 
 int service_query(struct service *sv, const struct selector *sel, int64_t from, int64_t until,

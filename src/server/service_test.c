@@ -23,6 +23,7 @@
 #include "lib/input.h"
 #include "lib/profile_testutil.h"
 #include "server/service.h"
+#include "util/alloc.h"
 
 #define SEC  INT64_C(1000000000)
 #define HOUR (3600 * SEC)
@@ -162,6 +163,35 @@ static void test_round_trip(void **state)
 }
 
 /* Without a type, every sample type of the profile becomes a series. */
+/* The level-0 rows of every series, in the store. */
+struct rows_seen {
+	struct store *st;
+	void *blob[4];
+	size_t len[4];
+	int type[4];
+	size_t n;
+};
+
+static int keep_row(const struct store_row *r, void *arg)
+{
+	struct rows_seen *seen = arg;
+
+	if (seen->n < 4) {
+		seen->blob[seen->n] = xmemdup(r->blob, r->len);
+		seen->len[seen->n] = r->len;
+		seen->type[seen->n++] = r->type;
+	}
+	return 0;
+}
+
+static int scan_series(const struct store_series *se, void *arg)
+{
+	struct rows_seen *seen = arg;
+	struct error err = ERROR_INIT;
+
+	return seen->st->be->scan(seen->st, se->id, 0, 0, INT64_MAX, keep_row, seen, &err);
+}
+
 static void test_every_type(void **state)
 {
 	struct fixture *f = *state;
@@ -179,6 +209,18 @@ static void test_every_type(void **state)
 	q = query_text(f, "diffy.new", T0, T0 + HOUR, NULL);
 	assert_string_equal(q, "main;x 5\n");
 	free(q);
+	/* One blob for the push, read by both series, each with its type. */
+	{
+		struct rows_seen seen = {.st = f->st};
+
+		assert_int_equal(f->st->be->series_each(f->st, scan_series, &seen, &err), 0);
+		assert_int_equal(seen.n, 2);
+		assert_int_equal(seen.len[0], seen.len[1]);
+		assert_memory_equal(seen.blob[0], seen.blob[1], seen.len[0]);
+		assert_int_not_equal(seen.type[0], seen.type[1]);
+		free(seen.blob[0]);
+		free(seen.blob[1]);
+	}
 }
 
 /* A labelled sample of STACK (';'-separated) with VALUE. */

@@ -174,7 +174,7 @@ static int open_body(const uint8_t *data, size_t len, const struct blob_limits *
 }
 
 static int decode_into(struct profile *dst, const void *data, size_t len,
-		       const struct blob_limits *lim, bool all_nodes, struct error *err)
+		       const struct blob_limits *lim, int type, bool all_nodes, struct error *err)
 {
 	static const struct blob_limits defaults = BLOB_LIMITS_DEFAULT;
 	const uint8_t *body = NULL;
@@ -186,7 +186,7 @@ static int decode_into(struct profile *dst, const void *data, size_t len,
 		lim = &defaults;
 	rc = open_body(data, len, lim, &body, &body_len, &heap, err);
 	if (!rc)
-		rc = blob_read_body(body, body_len, lim, dst, all_nodes, err);
+		rc = blob_read_body(body, body_len, lim, type, dst, all_nodes, err);
 	free(heap);
 	return rc;
 }
@@ -194,7 +194,7 @@ int blob_decode(const void *data, size_t len, const struct blob_limits *lim, str
 		struct error *err)
 {
 	struct profile *p = profile_new();
-	int rc = decode_into(p, data, len, lim, true, err);
+	int rc = decode_into(p, data, len, lim, -1, true, err);
 
 	if (rc) {
 		profile_free(p);
@@ -207,5 +207,13 @@ int blob_decode(const void *data, size_t len, const struct blob_limits *lim, str
 int blob_merge_into(struct profile *dst, const void *data, size_t len,
 		    const struct blob_limits *lim, struct error *err)
 {
-	return decode_into(dst, data, len, lim, false, err);
+	return decode_into(dst, data, len, lim, -1, false, err);
+}
+
+int blob_merge_type_into(struct profile *dst, const void *data, size_t len, uint32_t type,
+			 const struct blob_limits *lim, struct error *err)
+{
+	if (type > INT32_MAX)
+		return error_set(err, ERR_USAGE, "blob: no sample type %u", type);
+	return decode_into(dst, data, len, lim, (int)type, false, err);
 }

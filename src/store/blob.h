@@ -74,4 +74,13 @@ int blob_decode(const void *data, size_t len, const struct blob_limits *lim, str
 int blob_merge_into(struct profile *dst, const void *data, size_t len,
 		    const struct blob_limits *lim, struct error *err);
 
+/*
+ * As blob_merge_into with only sample type TYPE (an index) of the blob,
+ * as if the blob held that type alone and only its samples with a value
+ * in it: a push's blob holds all its sample types, each read by its own
+ * series.  ERR_USAGE when the blob has no such type.
+ */
+int blob_merge_type_into(struct profile *dst, const void *data, size_t len, uint32_t type,
+			 const struct blob_limits *lim, struct error *err);
+
 #endif

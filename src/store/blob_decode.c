@@ -724,13 +724,42 @@ out:
 	return rc;
 }
 
-int blob_read_body(const uint8_t *body, size_t len, const struct blob_limits *lim,
+/*
+ * Keep only sample type T of the view, and the samples with a value in
+ * it, compacted in place: the view of a single-type profile.
+ */
+static int select_type(struct view *v, int t, struct error *err)
+{
+	uint32_t n = 0;
+
+	if ((uint32_t)t >= v->nr_types)
+		return error_set(err, ERR_USAGE, "blob: no sample type %d (the blob has %u)", t,
+				 v->nr_types);
+	for (uint32_t s = 0; s < v->nr_samples; s++) {
+		int64_t val = v->values[(size_t)s * v->nr_types + (uint32_t)t];
+
+		if (!val)
+			continue;
+		v->s_node[n] = v->s_node[s];
+		v->s_set[n] = v->s_set[s];
+		v->values[n++] = val;
+	}
+	v->nr_samples = n;
+	v->types[0] = v->types[t];
+	v->nr_types = 1;
+	v->default_type = 0;
+	return 0;
+}
+
+int blob_read_body(const uint8_t *body, size_t len, const struct blob_limits *lim, int type,
 		   struct profile *dst, bool all_nodes, struct error *err)
 {
 	struct view v = {0};
 	struct reader r = {body, body + len, lim, &v, err, NULL};
 	int rc = parse_body(&r);
 
+	if (!rc && type >= 0)
+		rc = select_type(&v, type, err);
 	if (!rc)
 		rc = apply_view(&v, dst, all_nodes, err);
 	view_release(&v);

@@ -37,9 +37,9 @@ void blob_write_body(const struct profile *p, struct strbuf *body);
  * Check a whole body and add it to dst as profile_merge would add the
  * profile it holds; all_nodes creates even the nodes no sample is under
  * (blob_decode's exact copy).  A body that fails its checks leaves dst
- * as it was.
+ * as it was.  TYPE >= 0: only that sample type (blob_merge_type_into).
  */
-int blob_read_body(const uint8_t *body, size_t len, const struct blob_limits *lim,
+int blob_read_body(const uint8_t *body, size_t len, const struct blob_limits *lim, int type,
 		   struct profile *dst, bool all_nodes, struct error *err);
 
 #endif

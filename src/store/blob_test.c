@@ -425,6 +425,87 @@ static void test_merge_into_rich_and_empty(void **state)
 	profile_free(empty);
 }
 
+/*
+ * Two types, samples with a value in one of them only; ONLY >= 0: just
+ * that type and its samples, as a push's series sees it.
+ */
+static struct profile *two_types(int only)
+{
+	static const struct {
+		const char *stack;
+		int64_t v[2];
+		bool labelled;
+	} rows[] = {
+		{"main;a;b", {1, 0}, false}, {"main;a;c", {0, 500}, true},
+		{"main;d", {2, 700}, false}, {"main;e;f", {0, 300}, false},
+		{"main;a;b", {3, 0}, true},
+	};
+	struct profile *p = profile_new();
+	const char *names[2][2] = {{"samples", "count"}, {"cpu", "nanoseconds"}};
+
+	for (int t = 0; t < 2; t++)
+		if (only < 0 || only == t)
+			profile_add_type(p, names[t][0], names[t][1]);
+	p->types[only < 0 ? 1 : 0].decimals = only != 0 ? 1 : 0;
+	p->period = 10;
+	p->duration_nanos = 10000;
+	for (size_t i = 0; i < ARRAY_SIZE(rows); i++) {
+		uint32_t set = rows[i].labelled ? str_label(p, "thread", "w") : 0;
+
+		if (only < 0)
+			add(p, rows[i].stack, set, rows[i].v);
+		else if (rows[i].v[only])
+			add(p, rows[i].stack, set, &rows[i].v[only]);
+	}
+	return p;
+}
+
+/* A push's blob holds every type; each series merges its own out of it. */
+static void test_merge_type_into(void **state)
+{
+	struct profile *both = two_types(-1);
+	struct strbuf sb = STRBUF_INIT, why = STRBUF_INIT;
+	struct error err = ERROR_INIT;
+
+	(void)state;
+	for (size_t l = 0; l < ARRAY_SIZE(levels); l++) {
+		strbuf_reset(&sb);
+		assert_int_equal(blob_encode_level(both, levels[l], &sb, &err), 0);
+		for (uint32_t t = 0; t < 2; t++) {
+			struct profile *want = two_types((int)t), *got = profile_new();
+
+			assert_int_equal(blob_merge_type_into(got, sb.buf, sb.len, t, NULL, &err),
+					 0);
+			if (!profile_equal(got, want, &why))
+				fail_msg("type %u: %s", t, why.buf);
+			/* Twice: as profile_merge of the single-type profile. */
+			assert_int_equal(blob_merge_type_into(got, sb.buf, sb.len, t, NULL, &err),
+					 0);
+			assert_int_equal(profile_merge(want, want, &err), 0);
+			if (!profile_equal(got, want, &why))
+				fail_msg("type %u twice: %s", t, why.buf);
+			profile_free(want);
+			profile_free(got);
+		}
+	}
+	{
+		struct profile *dst = profile_new();
+
+		assert_int_equal(blob_merge_type_into(dst, sb.buf, sb.len, 2, NULL, &err),
+				 ERR_USAGE);
+		assert_string_equal(err.msg, "blob: no sample type 2 (the blob has 2)");
+		err = (struct error)ERROR_INIT;
+		/* Into a profile of the other type: refused as blob_merge_into refuses. */
+		assert_int_equal(blob_merge_type_into(dst, sb.buf, sb.len, 0, NULL, &err), 0);
+		assert_int_equal(blob_merge_type_into(dst, sb.buf, sb.len, 1, NULL, &err),
+				 ERR_USAGE);
+		profile_free(dst);
+	}
+	strbuf_release(&sb);
+	strbuf_release(&why);
+	profile_free(both);
+}
+
 static void test_merge_into_refuses_other_types(void **state)
 {
 	struct profile *p = simple_profile(), *dst = profile_new();
@@ -819,6 +900,7 @@ int main(void)
 		cmocka_unit_test(test_merge_into_equals_profile_merge),
 		cmocka_unit_test(test_merge_into_rich_and_empty),
 		cmocka_unit_test(test_merge_into_refuses_other_types),
+		cmocka_unit_test(test_merge_type_into),
 		cmocka_unit_test(test_corrupt_merge_leaves_dst),
 		cmocka_unit_test(test_empty_nodes),
 		cmocka_unit_test(test_truncation_at_every_byte),

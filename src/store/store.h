@@ -7,7 +7,8 @@
  *
  * A series is one (app, profile type, label set), named by its canonical
  * key `app.type{k="v",...}`.  A series holds profiles, one per time window,
- * each a blob (blob.h): single-type, as pushed (level 0), plus rollups made
+ * each a blob (blob.h): as pushed (level 0; one blob of all the push's
+ * sample types, shared by their series), plus single-type rollups made
  * from them at coarser resolutions (levels 1.. STORE_LEVELS-1: 1 min,
  * 10 min, 1 h), so that a query over a day reads a few dozen blobs.
  *
@@ -45,7 +46,8 @@ struct store_row {
 	int level;
 	int64_t t0, t1;	 /* [t0, t1) */
 	int64_t samples; /* number of level-0 profiles merged in (1 at level 0) */
-	int64_t total;	 /* the profile's total (one sample type): timelines read only this */
+	int64_t total;	 /* the total of the series' sample type: timelines read only this */
+	int type;	 /* the blob's sample type (index) the series reads: 0 but at level 0 */
 	const void *blob;
 	size_t len;
 };
@@ -71,7 +73,10 @@ struct store_backend {
 	 * Write level-0 rows in one durable transaction: when it returns 0 they
 	 * survive a crash of the process.  Each row also marks the rollup
 	 * window holding its t0 stale at every level (bumping the window's
-	 * generation).  A row belongs to the windows of its t0.
+	 * generation).  A row belongs to the windows of its t0.  A push is one
+	 * blob of all its sample types, read by the series of each (row.type
+	 * says which): consecutive rows with the same blob pointer, length, t0
+	 * and t1 share it, stored once.
 	 */
 	int (*put)(struct store *s, const struct store_row *rows, size_t n, struct error *err);
 

@@ -7,13 +7,19 @@
  * connections, so that queries read a consistent snapshot while pushes
  * commit.  Statements are prepared once per connection.
  *
- * Schema (version 1):
+ * Schema (version 2):
  *   series(id, key UNIQUE, app, type, first_ns, last_ns)
- *   profiles(id, series, level, t0, t1, n, total, blob)   index (series, level, t0)
+ *   profiles(id, series, level, t0, t1, n, total, blob, type, blob_of)
+ *                                                  index (series, level, t0)
  *   stale(series, level, t0, gen)                  rollup windows to redo
  *   meta(k, v)                                     schema version
  * Level-0 rows of one series may share a t0 (two pushes of one window);
  * a rollup row is unique per (series, level, t0), which put_rollup keeps.
+ * The level-0 rows of one push share its blob: the first row holds it,
+ * the others an empty blob and blob_of = the first's id (same t0 and t1,
+ * so retention deletes them together); type is the blob's sample type the
+ * row's series reads.  Version 1 (no type, no blob_of) is upgraded in
+ * place by adding the two columns.
  */
 #include <errno.h>
 #include <limits.h>
@@ -27,7 +33,7 @@
 #include "store/store.h"
 #include "util/alloc.h"
 
-#define SCHEMA_VERSION "1"
+#define SCHEMA_VERSION "2"
 #define READERS_MAX    8
 #define BUSY_MS	       10000
 /* Pages of WAL before a commit checkpoints by itself: maintain() normally does it first. */
@@ -65,16 +71,19 @@ static const char *const stmt_sql[ST_COUNT] = {
 			   "last_ns = CASE WHEN ?3 > last_ns THEN ?3 ELSE last_ns END "
 			   "WHERE id = ?1",
 	[ST_SERIES_ALL] = "SELECT id, key, app, type, first_ns, last_ns FROM series ORDER BY id",
-	[ST_PUT] = "INSERT INTO profiles(series, level, t0, t1, n, total, blob) "
-		   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+	[ST_PUT] = "INSERT INTO profiles(series, level, t0, t1, n, total, blob, type, blob_of) "
+		   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
 	[ST_STALE_MARK] = "INSERT INTO stale(series, level, t0, gen) VALUES (?1, ?2, ?3, 1) "
 			  "ON CONFLICT(series, level, t0) DO UPDATE SET gen = gen + 1",
 	[ST_ROLLUP_DEL] = "DELETE FROM profiles WHERE series = ?1 AND level = ?2 AND t0 = ?3",
 	[ST_STALE_CLEAR] = "DELETE FROM stale WHERE series = ?1 AND level = ?2 AND t0 = ?3 "
 			   "AND gen = ?4",
-	[ST_SCAN] = "SELECT t0, t1, n, total, blob FROM profiles "
-		    "WHERE series = ?1 AND level = ?2 AND t0 >= ?3 AND t0 < ?4 ORDER BY t0",
-	[ST_SCAN_TOTALS] = "SELECT t0, t1, n, total FROM profiles "
+	[ST_SCAN] = "SELECT p.t0, p.t1, p.n, p.total, p.type,"
+		    " CASE WHEN p.blob_of IS NULL THEN p.blob ELSE o.blob END"
+		    " FROM profiles p LEFT JOIN profiles o ON o.id = p.blob_of"
+		    " WHERE p.series = ?1 AND p.level = ?2 AND p.t0 >= ?3 AND p.t0 < ?4"
+		    " ORDER BY p.t0",
+	[ST_SCAN_TOTALS] = "SELECT t0, t1, n, total, type FROM profiles "
 			   "WHERE series = ?1 AND level = ?2 AND t0 >= ?3 AND t0 < ?4 ORDER BY t0",
 	[ST_STALE_EACH] = "SELECT series, level, t0, gen FROM stale ORDER BY t0, level LIMIT ?1",
 	[ST_STALE_RANGE] = "SELECT t0 FROM stale WHERE series = ?1 AND level = ?2 "
@@ -94,7 +103,8 @@ static const char schema_sql[] =
 	" last_ns INTEGER NOT NULL);"
 	"CREATE TABLE IF NOT EXISTS profiles(id INTEGER PRIMARY KEY, series INTEGER NOT NULL,"
 	" level INTEGER NOT NULL, t0 INTEGER NOT NULL, t1 INTEGER NOT NULL, n INTEGER NOT NULL,"
-	" total INTEGER NOT NULL, blob BLOB NOT NULL);"
+	" total INTEGER NOT NULL, blob BLOB NOT NULL, type INTEGER NOT NULL DEFAULT 0,"
+	" blob_of INTEGER);"
 	"CREATE INDEX IF NOT EXISTS profiles_window ON profiles(series, level, t0);"
 	"CREATE INDEX IF NOT EXISTS profiles_end ON profiles(t1);"
 	"CREATE TABLE IF NOT EXISTS stale(series INTEGER NOT NULL, level INTEGER NOT NULL,"
@@ -102,6 +112,12 @@ static const char schema_sql[] =
 	" WITHOUT ROWID;"
 	"CREATE INDEX IF NOT EXISTS stale_age ON stale(t0);"
 	"INSERT OR IGNORE INTO meta(k, v) VALUES ('schema', '" SCHEMA_VERSION "');";
+
+/* Version 1 to 2: the columns of shared blobs. */
+static const char upgrade_1_sql[] =
+	"ALTER TABLE profiles ADD COLUMN type INTEGER NOT NULL DEFAULT 0;"
+	"ALTER TABLE profiles ADD COLUMN blob_of INTEGER;"
+	"UPDATE meta SET v = '2' WHERE k = 'schema';";
 
 struct conn {
 	sqlite3 *db;
@@ -134,6 +150,34 @@ static void conn_close(struct conn *c)
 	memset(c, 0, sizeof(*c));
 }
 
+/* Bring an older store up to SCHEMA_VERSION; refuse a newer one. */
+static int schema_upgrade(struct conn *c, const char *path, struct error *err)
+{
+	sqlite3_stmt *q = NULL;
+	char version[16] = "";
+	char *msg = NULL;
+
+	if (sqlite3_prepare_v2(c->db, "SELECT v FROM meta WHERE k = 'schema'", -1, &q, NULL) !=
+	    SQLITE_OK)
+		return db_error(err, c->db, path);
+	if (sqlite3_step(q) == SQLITE_ROW)
+		snprintf(version, sizeof(version), "%s", (const char *)sqlite3_column_text(q, 0));
+	sqlite3_finalize(q);
+	if (!strcmp(version, SCHEMA_VERSION))
+		return 0;
+	if (strcmp(version, "1"))
+		return error_set(err, ERR_UNSUPPORTED,
+				 "store: %s: schema version %s is not one this build knows (%s)",
+				 path, version, SCHEMA_VERSION);
+	if (sqlite3_exec(c->db, upgrade_1_sql, NULL, NULL, &msg) != SQLITE_OK) {
+		error_set(err, ERR_IO, "store: %s: upgrading the schema: %s", path,
+			  msg ? msg : "failed");
+		sqlite3_free(msg);
+		return ERR_IO;
+	}
+	return 0;
+}
+
 static int conn_open(struct conn *c, const char *path, bool fsync, bool writer, struct error *err)
 {
 	int flags = writer ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
@@ -158,6 +202,10 @@ static int conn_open(struct conn *c, const char *path, bool fsync, bool writer, 
 		sqlite3_free(msg);
 		conn_close(c);
 		return ERR_IO;
+	}
+	if (writer && schema_upgrade(c, path, err) < 0) {
+		conn_close(c);
+		return err->code;
 	}
 	for (size_t i = 0; i < ST_COUNT; i++) {
 		if (sqlite3_prepare_v3(c->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &c->st[i],
@@ -350,7 +398,8 @@ static int series_each(struct store *st, int (*fn)(const struct store_series *, 
 
 /* ---- writes ---- */
 
-static int put_one(struct conn *c, const struct store_row *r, struct error *err)
+/* Store R; with SHARED (> 0) its blob is that row's, stored once. */
+static int put_one(struct conn *c, const struct store_row *r, int64_t shared, struct error *err)
 {
 	sqlite3_stmt *q = stmt(c, ST_PUT);
 	int rc;
@@ -361,7 +410,12 @@ static int put_one(struct conn *c, const struct store_row *r, struct error *err)
 	sqlite3_bind_int64(q, 4, r->t1);
 	sqlite3_bind_int64(q, 5, r->samples);
 	sqlite3_bind_int64(q, 6, r->total);
-	sqlite3_bind_blob64(q, 7, r->blob, r->len, SQLITE_STATIC);
+	sqlite3_bind_blob64(q, 7, shared ? "" : r->blob, shared ? 0 : r->len, SQLITE_STATIC);
+	sqlite3_bind_int(q, 8, r->type);
+	if (shared)
+		sqlite3_bind_int64(q, 9, shared);
+	else
+		sqlite3_bind_null(q, 9);
 	rc = step_done(c, q, "storing a profile", err);
 	return rc;
 }
@@ -388,6 +442,7 @@ static int put(struct store *st, const struct store_row *rows, size_t n, struct 
 {
 	struct sqlite_store *s = ss(st);
 	struct conn *c = &s->writer;
+	int64_t first_id = 0;
 	int rc;
 
 	for (size_t i = 0; i < n; i++)
@@ -396,8 +451,17 @@ static int put(struct store *st, const struct store_row *rows, size_t n, struct 
 					 "store: put takes level-0 rows with t0 <= t1");
 	pthread_mutex_lock(&s->wmu);
 	rc = exec(c, "BEGIN IMMEDIATE", err);
-	for (size_t i = 0; rc == 0 && i < n; i++) {
-		rc = put_one(c, &rows[i], err);
+	for (size_t i = 0, first = 0; rc == 0 && i < n; i++) {
+		/* A run of rows with one blob: the first row stores it. */
+		bool shares = i > 0 && rows[i].blob == rows[first].blob &&
+			      rows[i].len == rows[first].len && rows[i].t0 == rows[first].t0 &&
+			      rows[i].t1 == rows[first].t1;
+
+		if (!shares)
+			first = i;
+		rc = put_one(c, &rows[i], shares ? first_id : 0, err);
+		if (rc == 0 && !shares)
+			first_id = sqlite3_last_insert_rowid(c->db);
 		if (rc == 0)
 			rc = mark_stale(c, &rows[i], err);
 		if (rc == 0)
@@ -422,7 +486,7 @@ static int put_rollup(struct store *st, const struct store_row *r, int64_t gen, 
 	if (rc == 0)
 		rc = write_args(c, ST_ROLLUP_DEL, args, 3, "replacing a rollup", err);
 	if (rc == 0 && r->len)
-		rc = put_one(c, r, err);
+		rc = put_one(c, r, 0, err);
 	if (rc == 0)
 		rc = write_args(c, ST_STALE_CLEAR, args, 4, "clearing a stale rollup", err);
 	rc = txn_end(c, rc, err);
@@ -451,9 +515,10 @@ static int scan_row(sqlite3_stmt *q, void *arg)
 		.total = sqlite3_column_int64(q, 3),
 	};
 
-	if (sqlite3_column_count(q) > 4) {
-		r.blob = sqlite3_column_blob(q, 4);
-		r.len = (size_t)sqlite3_column_bytes(q, 4);
+	r.type = sqlite3_column_int(q, 4);
+	if (sqlite3_column_count(q) > 5) {
+		r.blob = sqlite3_column_blob(q, 5);
+		r.len = (size_t)sqlite3_column_bytes(q, 5);
 	}
 	return cb->fn(&r, cb->arg);
 }
@@ -677,7 +742,7 @@ int store_sqlite_open(const char *dir, bool fsync, struct store **out, struct er
 		pthread_mutex_destroy(&s->rmu);
 		free(s->path);
 		free(s);
-		return ERR_IO;
+		return err->code;
 	}
 	*out = &s->base;
 	return 0;
