@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <fcntl.h>
+#include <libdeflate.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,64 +9,140 @@
 #include "util/common.h"
 #include "lib/input.h"
 
+/*
+ * Inflating is libdeflate's: whole-buffer, and 1.6 times as fast as zlib's
+ * streaming inflate (a pushed pprof, 27 KB to 117 KB: 75 us, was 120 us),
+ * but it needs the output buffer up front.  A gzip member's trailer states
+ * its size (ISIZE, mod 2^32), so the buffer is sized from the last
+ * member's, grown when that was too small (several members, or a trailer
+ * that lies), and never beyond max: a gzip bomb is refused having
+ * allocated max bytes at most.  libdeflate only says "bad data"; zlib, on
+ * that cold path, says whether it is truncated or corrupt, and where.  A
+ * decompressor costs about 0.1 us to allocate and free, lost in the noise
+ * of one such inflate: each call makes its own.
+ */
+
+/* Deflate codes at most 258 bytes in 2 bits: no stream inflates further. */
+#define DEFLATE_MAX_RATIO 1032
+#define GZIP_MIN_MEMBER	  18 /* a 10-byte header and an 8-byte trailer */
+#define GUNZIP_MIN_GROW	  ((size_t)4096)
+
+struct gunzip {
+	const char *name;
+	const unsigned char *in;
+	size_t len, pos; /* the input, and where the member being inflated starts */
+	size_t max;
+	char *buf; /* cap bytes and a NUL */
+	size_t cap, used;
+};
+
+/* The first buffer size: the trailer's ISIZE for gzip, a guess for zlib. */
+static size_t first_cap(const unsigned char *in, size_t len, size_t max)
+{
+	size_t cap, bound = len > SIZE_MAX / DEFLATE_MAX_RATIO ? SIZE_MAX : len * DEFLATE_MAX_RATIO;
+
+	if (input_is_gzip(in, len) && len >= GZIP_MIN_MEMBER)
+		cap = (size_t)in[len - 4] | (size_t)in[len - 3] << 8 | (size_t)in[len - 2] << 16 |
+		      (size_t)in[len - 1] << 24;
+	else
+		cap = len > SIZE_MAX / 4 ? SIZE_MAX : len * 4 + GUNZIP_MIN_GROW;
+	return MIN(MIN(cap, bound), max);
+}
+
+/* Double the buffer, up to max; ERR_LIMIT when it is max already. */
+static int gunzip_grow(struct gunzip *g, struct error *err)
+{
+	if (g->cap >= g->max)
+		return error_set(err, ERR_LIMIT, "%s: inflates to more than %zu bytes", g->name,
+				 g->max);
+	g->cap = MIN(MAX(g->cap, GUNZIP_MIN_GROW / 2) * 2, g->max);
+	g->buf = xrealloc(g->buf, st_add(g->cap, 1));
+	return 0;
+}
+
+/* Why libdeflate refused the member at g->pos, in zlib's words. */
+static int gunzip_bad_data(const struct gunzip *g, struct error *err)
+{
+	const unsigned char *end = g->in + g->len;
+	unsigned char *scratch;
+	z_stream zs;
+	int rc = Z_OK;
+
+	memset(&zs, 0, sizeof(zs));
+	if (inflateInit2(&zs, 15 + 32) != Z_OK)
+		return error_set(err, ERR_FORMAT, "%s: corrupt gzip data at byte %zu", g->name,
+				 g->pos);
+	scratch = xmalloc(1 << 16);
+	zs.next_in = (Bytef *)(g->in + g->pos);
+	while (rc == Z_OK) {
+		zs.avail_in = (uInt)MIN((size_t)(end - zs.next_in), (size_t)UINT32_MAX);
+		zs.next_out = scratch;
+		zs.avail_out = 1 << 16;
+		rc = inflate(&zs, Z_NO_FLUSH);
+	}
+	inflateEnd(&zs);
+	free(scratch);
+	/* With room for output, Z_BUF_ERROR means the input ran out. */
+	return error_set(err, ERR_FORMAT, "%s: %s gzip data at byte %zu", g->name,
+			 rc == Z_BUF_ERROR ? "truncated" : "corrupt", (size_t)(zs.next_in - g->in));
+}
+
+/* Inflate the member (gzip) or stream (zlib) at g->pos after the output so far. */
+static int gunzip_member(struct gunzip *g, struct libdeflate_decompressor *d, struct error *err)
+{
+	const unsigned char *in = g->in + g->pos;
+	size_t in_len = g->len - g->pos;
+
+	for (;;) {
+		size_t in_used = 0, out_len = 0;
+		enum libdeflate_result r;
+		int rc;
+
+		if (input_is_gzip(in, in_len))
+			r = libdeflate_gzip_decompress_ex(d, in, in_len, g->buf + g->used,
+							  g->cap - g->used, &in_used, &out_len);
+		else
+			r = libdeflate_zlib_decompress_ex(d, in, in_len, g->buf + g->used,
+							  g->cap - g->used, &in_used, &out_len);
+		if (r == LIBDEFLATE_SUCCESS) {
+			g->pos += in_used;
+			g->used += out_len;
+			return 0;
+		}
+		if (r != LIBDEFLATE_INSUFFICIENT_SPACE)
+			return gunzip_bad_data(g, err);
+		rc = gunzip_grow(g, err);
+		if (rc)
+			return rc;
+	}
+}
+
 int input_gunzip(const char *name, const void *data, size_t len, size_t max, char **out,
 		 size_t *out_len, struct error *err)
 {
-	size_t alloc = len * 4 + 4096, used = 0;
-	char *buf;
-	z_stream zs;
+	struct gunzip g = {.name = name, .in = data, .len = len, .max = max};
+	struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
 	int rc;
 
-	memset(&zs, 0, sizeof(zs));
-	/* 15 + 32: zlib or gzip, detected from the header. */
-	if (inflateInit2(&zs, 15 + 32) != Z_OK)
-		return error_set(err, ERR_IO, "%s: cannot initialise zlib", name);
-	if (alloc > max + 1)
-		alloc = max + 1;
-	buf = xmalloc(alloc + 1);
-	zs.next_in = (Bytef *)data;
+	if (!d)
+		return error_set(err, ERR_NOMEM, "%s: out of memory for a decompressor", name);
+	g.cap = first_cap(g.in, len, max);
+	g.buf = xmalloc(st_add(g.cap, 1));
+	/* Concatenated gzip members are one stream, as gunzip treats them. */
 	do {
-		size_t chunk = len - (size_t)((const char *)zs.next_in - (const char *)data);
-
-		zs.avail_in = chunk > UINT32_MAX ? UINT32_MAX : (uInt)chunk;
-		if (used == alloc) {
-			if (alloc > max) {
-				inflateEnd(&zs);
-				free(buf);
-				return error_set(err, ERR_LIMIT,
-						 "%s: inflates to more than %zu bytes", name, max);
-			}
-			alloc = st_mult(alloc, 2);
-			if (alloc > max + 1)
-				alloc = max + 1;
-			buf = xrealloc(buf, alloc + 1);
-		}
-		zs.next_out = (Bytef *)buf + used;
-		zs.avail_out = (uInt)MIN(alloc - used, (size_t)UINT32_MAX);
-		rc = inflate(&zs, Z_NO_FLUSH);
-		used = (size_t)((char *)zs.next_out - buf);
-		/* Concatenated gzip members are one stream, as gunzip treats them. */
-		if (rc == Z_STREAM_END && (const char *)zs.next_in < (const char *)data + len &&
-		    input_is_gzip(zs.next_in,
-				  len - (size_t)((const char *)zs.next_in - (const char *)data))) {
-			inflateReset(&zs);
-			rc = Z_OK;
-		}
-	} while (rc == Z_OK || (rc == Z_BUF_ERROR && used == alloc));
-	inflateEnd(&zs);
-	if (rc != Z_STREAM_END) {
-		free(buf);
-		return error_set(err, ERR_FORMAT, "%s: %s gzip data at byte %zu", name,
-				 rc == Z_BUF_ERROR ? "truncated" : "corrupt",
-				 (size_t)((const char *)zs.next_in - (const char *)data));
+		rc = gunzip_member(&g, d, err);
+	} while (!rc && input_is_gzip(g.in + g.pos, len - g.pos));
+	libdeflate_free_decompressor(d);
+	if (rc) {
+		free(g.buf);
+		return rc;
 	}
-	if (used > max) {
-		free(buf);
-		return error_set(err, ERR_LIMIT, "%s: inflates to more than %zu bytes", name, max);
-	}
-	buf[used] = '\0';
-	*out = buf;
-	*out_len = used;
+	/* A trailer that promised more than came: give the rest back. */
+	if (g.cap - g.used > GUNZIP_MIN_GROW && g.cap - g.used > g.used / 4)
+		g.buf = xrealloc(g.buf, g.used + 1);
+	g.buf[g.used] = '\0';
+	*out = g.buf;
+	*out_len = g.used;
 	return 0;
 }
 

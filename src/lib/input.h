@@ -45,7 +45,14 @@ void input_close(struct input *in);
 const char *input_discard(const struct input *in, const char *from, const char *to);
 #define INPUT_DISCARD_STEP ((size_t)4 << 20)
 
-/* Inflate a gzip or zlib buffer into *out (malloc'd, NUL-terminated). */
+/*
+ * Inflate a gzip (or zlib) buffer into *out, malloc'd and NUL-terminated
+ * (the caller frees it); concatenated gzip members inflate as one stream,
+ * bytes after the last member that do not start another are ignored.
+ * Returns 0, ERR_LIMIT when the data inflates to more than max bytes (no
+ * more than about max is ever allocated), ERR_FORMAT for truncated or
+ * corrupt data, or ERR_NOMEM; *out is untouched on error.  Thread-safe.
+ */
 int input_gunzip(const char *name, const void *data, size_t len, size_t max, char **out,
 		 size_t *out_len, struct error *err);
 
