@@ -787,6 +787,10 @@ static enum MHD_Result on_metrics(struct server *s, struct MHD_Connection *c, st
 		    "# HELP plateau_rollups_total Rollup windows written.\n"
 		    "# TYPE plateau_rollups_total counter\n"
 		    "plateau_rollups_total %llu\n"
+		    "# HELP plateau_rollups_shared_total Rollup windows written with their sample-type "
+		    "siblings (their pushes merged once).\n"
+		    "# TYPE plateau_rollups_shared_total counter\n"
+		    "plateau_rollups_shared_total %llu\n"
 		    "# HELP plateau_retention_deleted_total Rows deleted by retention.\n"
 		    "# TYPE plateau_retention_deleted_total counter\n"
 		    "plateau_retention_deleted_total %llu\n"
@@ -795,7 +799,8 @@ static enum MHD_Result on_metrics(struct server *s, struct MHD_Connection *c, st
 		    (unsigned long long)s->body_bytes, (unsigned long long)sc.ingested,
 		    (unsigned long long)sc.ingest_bytes, (unsigned long long)sc.series,
 		    (long long)st.bytes_disk, (long long)st.rows, (long long)st.stale,
-		    (unsigned long long)sc.rollups, (unsigned long long)sc.deleted);
+		    (unsigned long long)sc.rollups, (unsigned long long)sc.rollups_shared,
+		    (unsigned long long)sc.deleted);
 	for (size_t i = 0; i < NLAT; i++)
 		strbuf_addf(&out, "plateau_query_duration_seconds_bucket{le=\"%g\"} %llu\n",
 			    latency_le[i], (unsigned long long)s->lat_bucket[i]);

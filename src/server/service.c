@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "server/service.h"
 #include "store/blob.h"
@@ -24,12 +25,21 @@ struct ix_series {
 	int64_t first_ns, last_ns;
 };
 
+/* What the roller needs of a series, by id. */
+struct ix_id {
+	const struct series *s; /* parsed: app, type, labels */
+	int64_t last_ns;	/* end of its latest push */
+	int64_t pushed;		/* wall clock of its latest push; 0: none since start */
+};
+
 struct service {
 	struct store *st;
 	struct service_config cfg;
 	pthread_rwlock_t mu; /* the index */
 	struct ix_series *v; /* sorted by key */
 	size_t n, alloc;
+	struct ix_id *by_id; /* by store id (ids are dense) */
+	size_t nby_id;
 	pthread_mutex_t cmu; /* counters */
 	struct service_counters c;
 	char *wide_key; /* widest_label()'s answer while the index has wide_at series */
@@ -99,6 +109,17 @@ static int ix_insert(struct service *sv, int64_t id, const char *key, int64_t fi
 	memmove(&sv->v[at + 1], &sv->v[at], (sv->n - at) * sizeof(*sv->v));
 	sv->v[at] = (struct ix_series){id, xstrdup(key), s, first, last};
 	sv->n++;
+	if (id > 0 && id < INT32_MAX) {
+		if ((size_t)id >= sv->nby_id) {
+			size_t n =
+				(size_t)id + 1 > 2 * sv->nby_id ? (size_t)id + 1 : 2 * sv->nby_id;
+
+			sv->by_id = xrealloc(sv->by_id, n * sizeof(*sv->by_id));
+			memset(sv->by_id + sv->nby_id, 0, (n - sv->nby_id) * sizeof(*sv->by_id));
+			sv->nby_id = n;
+		}
+		sv->by_id[id] = (struct ix_id){s, last, 0};
+	}
 	return 0;
 }
 
@@ -144,6 +165,7 @@ void service_close(struct service *sv)
 		series_free(sv->v[i].s);
 	}
 	free(sv->v);
+	free(sv->by_id);
 	free(sv->wide_key);
 	pthread_rwlock_destroy(&sv->mu);
 	pthread_mutex_destroy(&sv->cmu);
@@ -331,7 +353,7 @@ struct type_view {
 /*
  * The NT types TYPES (P's indexes), named IDS (interned in P before the
  * view copies P's string table); only the samples of group G (GROUP_OF[i],
- * see struct groups).
+ * see struct groups; GROUP_OF NULL: every sample).
  */
 static void view_init(struct type_view *tv, const struct profile *p, const uint32_t *types,
 		      const uint32_t *ids, uint32_t nt, const uint32_t *group_of, uint32_t g)
@@ -345,7 +367,7 @@ static void view_init(struct type_view *tv, const struct profile *p, const uint3
 		int64_t *out = tv->values + (size_t)n * nt;
 		bool any = false;
 
-		if (group_of[i] != g)
+		if (group_of && group_of[i] != g)
 			continue;
 		for (uint32_t k = 0; k < nt; k++)
 			any |= (out[k] = v[types[k]]) != 0;
@@ -549,7 +571,7 @@ static int add_group(struct service *sv, const struct ingest_req *req, struct pr
 		     const struct groups *gs, uint32_t g, struct pending *pd, struct error *err)
 {
 	struct series_label labels[LABELS_MAX];
-	uint32_t ids[VIEW_MAX_TYPES];
+	uint32_t ids[VIEW_MAX_TYPES] = {0};
 	struct type_view tv;
 	struct strbuf *blob = &pd->blobs[pd->nblobs];
 	int rc = 0;
@@ -656,9 +678,19 @@ static int commit(struct service *sv, const struct store_row *rows, size_t n, st
 	return b.rc;
 }
 
+static int64_t wall_clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 /* After a commit: widen the spans of the series pushed to. */
 static void note_spans(struct service *sv, const struct pending *pd)
 {
+	int64_t now = wall_clock_ns();
+
 	pthread_rwlock_wrlock(&sv->mu);
 	for (size_t i = 0; i < pd->n; i++) {
 		bool found;
@@ -670,6 +702,10 @@ static void note_spans(struct service *sv, const struct pending *pd)
 			e->first_ns = pd->rows[i].t0;
 		if (pd->rows[i].t1 > e->last_ns)
 			e->last_ns = pd->rows[i].t1;
+		if ((size_t)e->id < sv->nby_id) {
+			sv->by_id[e->id].last_ns = e->last_ns;
+			sv->by_id[e->id].pushed = now;
+		}
 	}
 	pthread_rwlock_unlock(&sv->mu);
 }
@@ -1018,17 +1054,35 @@ struct window {
 };
 
 struct windows {
+	struct service *sv;
 	struct window *v;
 	size_t n, max;
-	int64_t now, delay;
+	int64_t now, delay, wall;
 };
 
+/*
+ * A window is due DELAY after its end, once its series has moved on: a
+ * push at least DELAY past the window's end came in, or none for DELAY
+ * of wall-clock time.  Live pushes make the two the same; a backfill of
+ * old data (an agent's queue draining after an outage) would otherwise
+ * roll every window again after each of its pushes.
+ */
 static int due_window(int64_t series, int level, int64_t t0, int64_t gen, void *arg)
 {
 	struct windows *ws = arg;
+	int64_t end = t0 + store_level_ns[level] + ws->delay;
+	bool moved_on = true;
 
-	/* Oldest first: once one is not due, later ones of its level are not either. */
-	if (t0 + store_level_ns[level] + ws->delay > ws->now)
+	if (end > ws->now)
+		return 0;
+	pthread_rwlock_rdlock(&ws->sv->mu);
+	if (series > 0 && (size_t)series < ws->sv->nby_id) {
+		const struct ix_id *e = &ws->sv->by_id[series];
+
+		moved_on = end <= e->last_ns || !e->pushed || e->pushed + ws->delay <= ws->wall;
+	}
+	pthread_rwlock_unlock(&ws->sv->mu);
+	if (!moved_on)
 		return 0;
 	if (ws->n < ws->max)
 		ws->v[ws->n++] = (struct window){series, t0, gen, level};
@@ -1061,18 +1115,178 @@ static int roll_one(struct service *sv, const struct window *w, struct error *er
 	return rc < 0 ? rc : rc ? ERR_IO : 0;
 }
 
+/*
+ * Level-1 windows of the series of one app and label set (one per sample
+ * type) read the same pushes: their rows share the pushes' blobs.  Rolled
+ * one by one, each blob would be decoded once per series; rolled together
+ * it is merged once, with all its types, and each series' rollup is its
+ * type's column of that merge.
+ */
+#define SIBLINGS_MAX 16
+
+struct sibling {
+	const struct window *w;
+	int type;	 /* the blob type the series reads; -1 before its first row */
+	int64_t samples; /* its pushes */
+};
+
+struct siblings_ctx {
+	struct profile *dst;
+	struct sibling *sib;
+	int64_t *seen; /* blob ids merged */
+	size_t nseen, alloc;
+	bool mixed; /* rows unlike a shared push: roll one by one */
+	struct error *err;
+};
+
+static int merge_sibling_row(const struct store_row *r, void *arg)
+{
+	struct siblings_ctx *c = arg;
+	struct error err = ERROR_INIT;
+
+	if (c->sib->type >= 0 && c->sib->type != r->type) {
+		c->mixed = true;
+		return 1;
+	}
+	c->sib->type = r->type;
+	c->sib->samples += r->samples;
+	for (size_t i = 0; i < c->nseen; i++)
+		if (c->seen[i] == r->blob_id)
+			return 0;
+	ALLOC_GROW(c->seen, c->nseen + 1, c->alloc);
+	c->seen[c->nseen++] = r->blob_id;
+	if (blob_merge_into(c->dst, r->blob, r->len, NULL, &err) == 0)
+		return 0;
+	/* Pushes of other type lists (a changed configuration): one by one. */
+	if (err.code == ERR_USAGE) {
+		c->mixed = true;
+		return 1;
+	}
+	*c->err = err;
+	return err.code;
+}
+
+static bool same_set(const struct series *a, const struct series *b)
+{
+	if (strcmp(a->app, b->app) || a->nlabels != b->nlabels)
+		return false;
+	for (size_t i = 0; i < a->nlabels; i++)
+		if (strcmp(a->labels[i].key, b->labels[i].key) ||
+		    strcmp(a->labels[i].value, b->labels[i].value))
+			return false;
+	return true;
+}
+
+/* Roll the N level-1 windows of SIB together; *MIXED when they must go one by one. */
+static int roll_siblings(struct service *sv, struct sibling *sib, size_t n, bool *mixed,
+			 struct error *err)
+{
+	struct siblings_ctx c = {.dst = profile_new(), .err = err};
+	int64_t t0 = sib[0].w->t0, t1 = t0 + store_level_ns[1];
+	int rc = 0;
+
+	for (size_t i = 0; i < n && rc == 0 && !c.mixed; i++) {
+		struct plan_series ps = {sib[i].w->series, 0, 0};
+
+		c.sib = &sib[i];
+		rc = store_plan(sv->st, &ps, 0, t0, t1, merge_sibling_row, &c, err);
+	}
+	*mixed = c.mixed;
+	for (size_t i = 0; i < n && rc == 0 && !c.mixed; i++) {
+		struct store_row r = {.series = sib[i].w->series,
+				      .level = 1,
+				      .t0 = t0,
+				      .t1 = t1,
+				      .samples = sib[i].samples};
+		struct strbuf blob = STRBUF_INIT;
+		struct type_view tv;
+		uint32_t k = (uint32_t)(sib[i].type < 0 ? 0 : sib[i].type);
+
+		if (sib[i].type >= 0 && k < c.dst->nr_types) {
+			view_init(&tv, c.dst, &k, &c.dst->types[k].type, 1, NULL, 0);
+			if (tv.v.nr_samples)
+				rc = blob_encode(&tv.v, &blob, err);
+			r.total = profile_total(&tv.v, 0);
+			r.blob = blob.buf;
+			r.len = tv.v.nr_samples ? blob.len : 0;
+			view_release(&tv);
+		}
+		if (rc == 0)
+			rc = sv->st->be->put_rollup(sv->st, &r, sib[i].w->gen, err);
+		strbuf_release(&blob);
+	}
+	free(c.seen);
+	profile_free(c.dst);
+	if (c.mixed)
+		return 0;
+	return rc < 0 ? rc : rc ? ERR_IO : 0;
+}
+
+/*
+ * Roll window I of WS (level 1) with the other level-1 windows of its
+ * app and label set at the same t0 (marked done in DONE); *ROLLED counts.
+ */
+static int roll_level1(struct service *sv, struct windows *ws, size_t i, bool *done, int *rolled,
+		       struct error *err)
+{
+	struct sibling sib[SIBLINGS_MAX];
+	const struct series *s = NULL;
+	size_t n = 0;
+	bool mixed = true;
+	int rc = 0;
+
+	pthread_rwlock_rdlock(&sv->mu);
+	if ((size_t)ws->v[i].series < sv->nby_id)
+		s = sv->by_id[ws->v[i].series].s;
+	for (size_t j = i; s && j < ws->n && n < SIBLINGS_MAX; j++) {
+		const struct window *w = &ws->v[j];
+		const struct series *o =
+			(size_t)w->series < sv->nby_id ? sv->by_id[w->series].s : NULL;
+
+		if (!done[j] && w->level == 1 && w->t0 == ws->v[i].t0 && o && same_set(s, o))
+			sib[n++] = (struct sibling){w, -1, 0};
+	}
+	pthread_rwlock_unlock(&sv->mu);
+	if (n > 1)
+		rc = roll_siblings(sv, sib, n, &mixed, err);
+	if (rc == 0 && !mixed) {
+		for (size_t k = 0; k < n; k++)
+			done[sib[k].w - ws->v] = true;
+		*rolled += (int)n;
+		count(sv, &sv->c.rollups_shared, n);
+		return 0;
+	}
+	if (rc == 0 && (rc = roll_one(sv, &ws->v[i], err)) == 0) {
+		done[i] = true;
+		(*rolled)++;
+	}
+	return rc;
+}
+
 int service_roll(struct service *sv, int64_t now_ns, size_t max, struct error *err)
 {
-	struct windows ws = {.max = max, .now = now_ns, .delay = sv->cfg.rollup_delay_ns};
+	struct windows ws = {.sv = sv,
+			     .max = max,
+			     .now = now_ns,
+			     .delay = sv->cfg.rollup_delay_ns,
+			     .wall = wall_clock_ns()};
+	bool *rolled;
 	int rc, done = 0;
 
 	ws.v = xcalloc(max ? max : 1, sizeof(*ws.v));
+	rolled = xcalloc(max ? max : 1, sizeof(*rolled));
 	rc = sv->st->be->stale_each(sv->st, 4 * max, due_window, &ws, err);
 	/* Lower levels first: a window above builds on the fresh ones below. */
 	for (int level = 1; rc == 0 && level < STORE_LEVELS; level++)
-		for (size_t i = 0; rc == 0 && i < ws.n; i++)
-			if (ws.v[i].level == level && (rc = roll_one(sv, &ws.v[i], err)) == 0)
+		for (size_t i = 0; rc == 0 && i < ws.n; i++) {
+			if (ws.v[i].level != level || rolled[i])
+				continue;
+			if (level == 1)
+				rc = roll_level1(sv, &ws, i, rolled, &done, err);
+			else if ((rc = roll_one(sv, &ws.v[i], err)) == 0)
 				done++;
+		}
+	free(rolled);
 	free(ws.v);
 	if (done)
 		count(sv, &sv->c.rollups, (uint64_t)done);

@@ -105,6 +105,7 @@ int service_store_stats(struct service *sv, struct store_stats *st, struct error
 
 struct service_counters {
 	uint64_t series, ingested, ingest_bytes, rollups, deleted;
+	uint64_t rollups_shared; /* of the rollups, written with their sample-type siblings */
 };
 void service_counters(struct service *sv, struct service_counters *c);
 

@@ -223,6 +223,81 @@ static void test_every_type(void **state)
 	}
 }
 
+/*
+ * The series of one push's sample types roll up together (each push
+ * merged once); a push of one type alone under the same labels makes the
+ * window roll series by series.  Either way a query sees the same.
+ */
+static void test_sibling_rollups(void **state)
+{
+	struct fixture *f = *state;
+	struct error err = ERROR_INIT;
+	struct service_counters c;
+	char *before[3], *q;
+	const char *sels[] = {"duo.base", "duo.new", "duo.base{region=\"us\"}"};
+
+	for (int i = 0; i < 12; i++) {
+		push(f, "duo", NULL, "eu", T0 + i * 10 * SEC, "main;x 3 5\nmain;y 1 0\n");
+		push(f, "duo", NULL, "us", T0 + i * 10 * SEC, "main;z 2 7\n");
+	}
+	/* The second minute of eu also gets a push of one type alone. */
+	push(f, "duo", "base", "eu", T0 + 70 * SEC, "main;w 4\n");
+	for (size_t i = 0; i < 3; i++)
+		before[i] = query_text(f, sels[i], T0, T0 + HOUR, NULL);
+	assert_string_equal(before[0], "main;w 4\nmain;x 36\nmain;y 12\nmain;z 24\n");
+	assert_string_equal(before[1], "main;x 60\nmain;z 84\n");
+	assert_true(service_roll(f->sv, T0 + 3 * HOUR, 256, &err) > 0);
+	service_counters(f->sv, &c);
+	/* eu and us in the first minute, us in the second: 3 pairs of siblings. */
+	assert_int_equal(c.rollups_shared, 6);
+	for (size_t i = 0; i < 3; i++) {
+		q = query_text(f, sels[i], T0, T0 + HOUR, NULL);
+		assert_string_equal(q, before[i]);
+		free(q);
+		free(before[i]);
+	}
+	/* One minute alone: its level-1 rollup. */
+	q = query_text(f, "duo.base", T0, T0 + 60 * SEC, NULL);
+	assert_string_equal(q, "main;x 18\nmain;y 6\nmain;z 12\n");
+	free(q);
+	q = query_text(f, "duo.new{region=\"eu\"}", T0 + 60 * SEC, T0 + 120 * SEC, NULL);
+	assert_string_equal(q, "main;x 30\n");
+	free(q);
+}
+
+/*
+ * Old data pushed fast (a backfill): a window is rolled once its series
+ * has moved past it, not after each of its pushes.
+ */
+static void test_backfill_rolls_once(void **state)
+{
+	struct fixture *f = *state;
+	struct error err = ERROR_INIT;
+	char *q;
+
+	close_service(f);
+	f->cfg.rollup_delay_ns = 10 * SEC;
+	open_service(f);
+	for (int i = 0; i < 6; i++)
+		push(f, "bf", "cpu", "eu", T0 + i * 10 * SEC, "main;a 1\n");
+	/* The minute is over by the clock, but its series has not moved on. */
+	assert_int_equal(service_roll(f->sv, T0 + 3 * HOUR, 256, &err), 0);
+	push(f, "bf", "cpu", "eu", T0 + 70 * SEC, "main;a 1\n");
+	/* Now it has: the first minute rolls, the second waits. */
+	assert_int_equal(service_roll(f->sv, T0 + 3 * HOUR, 256, &err), 1);
+	assert_int_equal(service_roll(f->sv, T0 + 3 * HOUR, 256, &err), 0);
+	q = query_text(f, "bf.cpu", T0, T0 + 60 * SEC, NULL);
+	assert_string_equal(q, "main;a 6\n");
+	free(q);
+	/* After a restart nothing is known of the pushes' clock: everything due rolls. */
+	close_service(f);
+	open_service(f);
+	assert_true(service_roll(f->sv, T0 + 3 * HOUR, 256, &err) > 0);
+	q = query_text(f, "bf.cpu", T0, T0 + HOUR, NULL);
+	assert_string_equal(q, "main;a 7\n");
+	free(q);
+}
+
 /* A labelled sample of STACK (';'-separated) with VALUE. */
 static void add_labelled(struct profile *p, const char *stack, const char *endpoint,
 			 const char *thread, int64_t value)
@@ -488,6 +563,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_every_type, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sibling_rollups, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_backfill_rolls_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_type_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sample_labels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_budget_and_allow, setup, teardown),

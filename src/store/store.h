@@ -48,6 +48,7 @@ struct store_row {
 	int64_t samples; /* number of level-0 profiles merged in (1 at level 0) */
 	int64_t total;	 /* the total of the series' sample type: timelines read only this */
 	int type;	 /* the blob's sample type (index) the series reads: 0 but at level 0 */
+	int64_t blob_id; /* scans: the stored blob's identity, the same for rows sharing it */
 	const void *blob;
 	size_t len;
 };

@@ -78,12 +78,12 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_ROLLUP_DEL] = "DELETE FROM profiles WHERE series = ?1 AND level = ?2 AND t0 = ?3",
 	[ST_STALE_CLEAR] = "DELETE FROM stale WHERE series = ?1 AND level = ?2 AND t0 = ?3 "
 			   "AND gen = ?4",
-	[ST_SCAN] = "SELECT p.t0, p.t1, p.n, p.total, p.type,"
+	[ST_SCAN] = "SELECT p.t0, p.t1, p.n, p.total, p.type, COALESCE(p.blob_of, p.id),"
 		    " CASE WHEN p.blob_of IS NULL THEN p.blob ELSE o.blob END"
 		    " FROM profiles p LEFT JOIN profiles o ON o.id = p.blob_of"
 		    " WHERE p.series = ?1 AND p.level = ?2 AND p.t0 >= ?3 AND p.t0 < ?4"
 		    " ORDER BY p.t0",
-	[ST_SCAN_TOTALS] = "SELECT t0, t1, n, total, type FROM profiles "
+	[ST_SCAN_TOTALS] = "SELECT t0, t1, n, total, type, COALESCE(blob_of, id) FROM profiles "
 			   "WHERE series = ?1 AND level = ?2 AND t0 >= ?3 AND t0 < ?4 ORDER BY t0",
 	[ST_STALE_EACH] = "SELECT series, level, t0, gen FROM stale ORDER BY t0, level LIMIT ?1",
 	[ST_STALE_RANGE] = "SELECT t0 FROM stale WHERE series = ?1 AND level = ?2 "
@@ -516,9 +516,10 @@ static int scan_row(sqlite3_stmt *q, void *arg)
 	};
 
 	r.type = sqlite3_column_int(q, 4);
-	if (sqlite3_column_count(q) > 5) {
-		r.blob = sqlite3_column_blob(q, 5);
-		r.len = (size_t)sqlite3_column_bytes(q, 5);
+	r.blob_id = sqlite3_column_int64(q, 5);
+	if (sqlite3_column_count(q) > 6) {
+		r.blob = sqlite3_column_blob(q, 6);
+		r.len = (size_t)sqlite3_column_bytes(q, 6);
 	}
 	return cb->fn(&r, cb->arg);
 }

@@ -310,6 +310,7 @@ static void test_retention_stats(void **state)
 struct typed {
 	char text[256];
 	int type[8];
+	int64_t blob_id[8];
 	size_t n;
 };
 
@@ -320,8 +321,10 @@ static int collect_typed(const struct store_row *r, void *arg)
 
 	snprintf(t->text + n, sizeof(t->text) - n, "%s%.*s", n ? ";" : "", (int)r->len,
 		 (const char *)r->blob);
-	if (t->n < 8)
+	if (t->n < 8) {
+		t->blob_id[t->n] = r->blob_id;
 		t->type[t->n++] = r->type;
+	}
 	return 0;
 }
 
@@ -339,7 +342,7 @@ static void test_shared_blobs(void **state)
 	};
 	struct store_stats st;
 	struct typed t;
-	int64_t deleted;
+	int64_t deleted, ids[3];
 
 	rows[0].blob = rows[1].blob = blob;
 	rows[0].len = rows[1].len = strlen(blob);
@@ -354,7 +357,9 @@ static void test_shared_blobs(void **state)
 		assert_string_equal(t.text, i < 2 ? blob : "other");
 		assert_int_equal(t.n, 1);
 		assert_int_equal(t.type[0], rows[i].type);
+		ids[i] = t.blob_id[0];
 	}
+	assert_true(ids[0] > 0 && ids[0] == ids[1] && ids[2] != ids[0]);
 	assert_int_equal(s->be->stats(s, &st, &err), 0);
 	assert_int_equal(st.rows, 3);
 	assert_int_equal(st.bytes_blobs, (int64_t)strlen(blob) + 5); /* the shared one once */
