@@ -742,7 +742,7 @@ static enum MHD_Result on_metrics(struct server *s, struct MHD_Connection *c, st
 	struct error err = ERROR_INIT;
 
 	service_counters(s->sv, &sc);
-	service_store_stats(s->sv, &st, &err);
+	service_store_counts(s->sv, &st, &err);
 	pthread_mutex_lock(&s->mu);
 	strbuf_addstr(
 		&out,
@@ -761,46 +761,47 @@ static enum MHD_Result on_metrics(struct server *s, struct MHD_Connection *c, st
 	for (int i = 0; i < REJ_COUNT; i++)
 		strbuf_addf(&out, "plateau_pushes_rejected_total{reason=\"%s\"} %llu\n",
 			    reject_names[i], (unsigned long long)s->rejected[i]);
-	strbuf_addf(&out,
-		    "# HELP plateau_ingest_body_bytes_total Bytes of push bodies received.\n"
-		    "# TYPE plateau_ingest_body_bytes_total counter\n"
-		    "plateau_ingest_body_bytes_total %llu\n"
-		    "# HELP plateau_ingest_profiles_total Profiles stored (one per series a push "
-		    "fed).\n"
-		    "# TYPE plateau_ingest_profiles_total counter\n"
-		    "plateau_ingest_profiles_total %llu\n"
-		    "# HELP plateau_ingest_blob_bytes_total Bytes of stored profile blobs.\n"
-		    "# TYPE plateau_ingest_blob_bytes_total counter\n"
-		    "plateau_ingest_blob_bytes_total %llu\n"
-		    "# HELP plateau_series Series in the store.\n"
-		    "# TYPE plateau_series gauge\n"
-		    "plateau_series %llu\n"
-		    "# HELP plateau_store_bytes Bytes of the store on disk.\n"
-		    "# TYPE plateau_store_bytes gauge\n"
-		    "plateau_store_bytes %lld\n"
-		    "# HELP plateau_store_rows Stored profiles, rollups included.\n"
-		    "# TYPE plateau_store_rows gauge\n"
-		    "plateau_store_rows %lld\n"
-		    "# HELP plateau_rollups_pending Rollup windows waiting to be written.\n"
-		    "# TYPE plateau_rollups_pending gauge\n"
-		    "plateau_rollups_pending %lld\n"
-		    "# HELP plateau_rollups_total Rollup windows written.\n"
-		    "# TYPE plateau_rollups_total counter\n"
-		    "plateau_rollups_total %llu\n"
-		    "# HELP plateau_rollups_shared_total Rollup windows written with their sample-type "
-		    "siblings (their pushes merged once).\n"
-		    "# TYPE plateau_rollups_shared_total counter\n"
-		    "plateau_rollups_shared_total %llu\n"
-		    "# HELP plateau_retention_deleted_total Rows deleted by retention.\n"
-		    "# TYPE plateau_retention_deleted_total counter\n"
-		    "plateau_retention_deleted_total %llu\n"
-		    "# HELP plateau_query_duration_seconds Query latency.\n"
-		    "# TYPE plateau_query_duration_seconds histogram\n",
-		    (unsigned long long)s->body_bytes, (unsigned long long)sc.ingested,
-		    (unsigned long long)sc.ingest_bytes, (unsigned long long)sc.series,
-		    (long long)st.bytes_disk, (long long)st.rows, (long long)st.stale,
-		    (unsigned long long)sc.rollups, (unsigned long long)sc.rollups_shared,
-		    (unsigned long long)sc.deleted);
+	strbuf_addf(
+		&out,
+		"# HELP plateau_ingest_body_bytes_total Bytes of push bodies received.\n"
+		"# TYPE plateau_ingest_body_bytes_total counter\n"
+		"plateau_ingest_body_bytes_total %llu\n"
+		"# HELP plateau_ingest_profiles_total Profiles stored (one per series a push "
+		"fed).\n"
+		"# TYPE plateau_ingest_profiles_total counter\n"
+		"plateau_ingest_profiles_total %llu\n"
+		"# HELP plateau_ingest_blob_bytes_total Bytes of stored profile blobs.\n"
+		"# TYPE plateau_ingest_blob_bytes_total counter\n"
+		"plateau_ingest_blob_bytes_total %llu\n"
+		"# HELP plateau_series Series in the store.\n"
+		"# TYPE plateau_series gauge\n"
+		"plateau_series %llu\n"
+		"# HELP plateau_store_bytes Bytes of the store on disk.\n"
+		"# TYPE plateau_store_bytes gauge\n"
+		"plateau_store_bytes %lld\n"
+		"# HELP plateau_store_rows Stored profiles, rollups included.\n"
+		"# TYPE plateau_store_rows gauge\n"
+		"plateau_store_rows %lld\n"
+		"# HELP plateau_rollups_pending Rollup windows waiting to be written.\n"
+		"# TYPE plateau_rollups_pending gauge\n"
+		"plateau_rollups_pending %lld\n"
+		"# HELP plateau_rollups_total Rollup windows written.\n"
+		"# TYPE plateau_rollups_total counter\n"
+		"plateau_rollups_total %llu\n"
+		"# HELP plateau_rollups_shared_total Rollup windows written with their sample-type "
+		"siblings (their pushes merged once).\n"
+		"# TYPE plateau_rollups_shared_total counter\n"
+		"plateau_rollups_shared_total %llu\n"
+		"# HELP plateau_retention_deleted_total Rows deleted by retention.\n"
+		"# TYPE plateau_retention_deleted_total counter\n"
+		"plateau_retention_deleted_total %llu\n"
+		"# HELP plateau_query_duration_seconds Query latency.\n"
+		"# TYPE plateau_query_duration_seconds histogram\n",
+		(unsigned long long)s->body_bytes, (unsigned long long)sc.ingested,
+		(unsigned long long)sc.ingest_bytes, (unsigned long long)sc.series,
+		(long long)st.bytes_disk, (long long)st.rows, (long long)st.stale,
+		(unsigned long long)sc.rollups, (unsigned long long)sc.rollups_shared,
+		(unsigned long long)sc.deleted);
 	for (size_t i = 0; i < NLAT; i++)
 		strbuf_addf(&out, "plateau_query_duration_seconds_bucket{le=\"%g\"} %llu\n",
 			    latency_le[i], (unsigned long long)s->lat_bucket[i]);

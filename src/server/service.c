@@ -191,6 +191,11 @@ int service_store_stats(struct service *sv, struct store_stats *st, struct error
 	return sv->st->be->stats(sv->st, st, err);
 }
 
+int service_store_counts(struct service *sv, struct store_stats *st, struct error *err)
+{
+	return sv->st->be->counts(sv->st, st, err);
+}
+
 void service_counters(struct service *sv, struct service_counters *c)
 {
 	pthread_mutex_lock(&sv->cmu);

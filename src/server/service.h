@@ -102,6 +102,8 @@ int service_maintain(struct service *sv, struct error *err);
 
 /* The store's statistics (/metrics). */
 int service_store_stats(struct service *sv, struct store_stats *st, struct error *err);
+/* Its cheap part (store.h counts): for /metrics. */
+int service_store_counts(struct service *sv, struct store_stats *st, struct error *err);
 
 struct service_counters {
 	uint64_t series, ingested, ingest_bytes, rollups, deleted;

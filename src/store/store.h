@@ -116,6 +116,12 @@ struct store_backend {
 	/* The t1 of the oldest level-0 row; 0 when there is none. */
 	int (*oldest)(struct store *s, int64_t *t, struct error *err);
 	int (*stats)(struct store *s, struct store_stats *st, struct error *err);
+	/*
+	 * The cheap part of stats, for every /metrics scrape: series, rows,
+	 * stale and bytes_disk (from indexes and the file size; the rest 0),
+	 * where stats reads every row.
+	 */
+	int (*counts)(struct store *s, struct store_stats *st, struct error *err);
 	/* Bytes the store takes on disk, without scanning it (retention by size). */
 	int (*disk_bytes)(struct store *s, int64_t *bytes, struct error *err);
 	/* Housekeeping off the push path (SQLite: a WAL checkpoint); any thread but one at a time. */

@@ -58,6 +58,7 @@ enum stmt_id {
 	ST_DELETE_STALE_BEFORE,
 	ST_OLDEST,
 	ST_STATS,
+	ST_COUNTS,
 	ST_COUNT
 };
 
@@ -94,6 +95,9 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_STATS] = "SELECT (SELECT COUNT(*) FROM series), COUNT(*), "
 		     "COALESCE(SUM(LENGTH(blob)), 0), COALESCE(MIN(t0), 0), "
 		     "COALESCE(MAX(t1), 0), (SELECT COUNT(*) FROM stale) FROM profiles",
+	[ST_COUNTS] =
+		"SELECT (SELECT COUNT(*) FROM series), (SELECT COUNT(*) FROM profiles), 0, 0, "
+		"0, (SELECT COUNT(*) FROM stale)",
 };
 
 static const char schema_sql[] =
@@ -660,6 +664,17 @@ static int stats(struct store *st, struct store_stats *out, struct error *err)
 	return rc;
 }
 
+static int counts(struct store *st, struct store_stats *out, struct error *err)
+{
+	struct sqlite_store *s = ss(st);
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	rc = read_rows(s, ST_COUNTS, NULL, 0, stats_row, out, "counting", err);
+	out->bytes_disk = disk_size(s);
+	return rc;
+}
+
 static int disk_bytes(struct store *st, int64_t *bytes, struct error *err)
 {
 	(void)err;
@@ -715,6 +730,7 @@ static const struct store_backend sqlite_backend = {
 	.delete_before = delete_before,
 	.oldest = oldest,
 	.stats = stats,
+	.counts = counts,
 	.disk_bytes = disk_bytes,
 	.maintain = maintain,
 };

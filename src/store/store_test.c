@@ -296,6 +296,16 @@ static void test_retention_stats(void **state)
 	assert_int_equal(st.rows, 12 + 2);
 	assert_true(st.bytes_disk > 0);
 	assert_int_equal(st.oldest_ns, T0);
+	/* The cheap counts agree with the statistics. */
+	{
+		struct store_stats ct;
+
+		assert_int_equal(s->be->counts(s, &ct, &err), 0);
+		assert_int_equal(ct.series, st.series);
+		assert_int_equal(ct.rows, st.rows);
+		assert_int_equal(ct.stale, st.stale);
+		assert_true(ct.bytes_disk > 0);
+	}
 	assert_int_equal(s->be->oldest(s, &oldest, &err), 0);
 	assert_int_equal(oldest, T0 + 10 * SEC);
 	/* Rows that end at or before the cutoff go, rollups included. */
