@@ -30,7 +30,7 @@ void profile_free(struct profile *p)
 	free(p->types);
 	free(p->samples);
 	free(p->values);
-	idhash_release(&p->sample_index);
+	free(p->sample_slots);
 	free(p->labels);
 	free(p->label_off);
 	idhash_release(&p->labelset_index);
@@ -117,18 +117,33 @@ uint32_t profile_frame_named(struct profile *p, const char *name, size_t len)
 	return profile_intern_frame(p, &f);
 }
 
+/*
+ * Most nodes have one or two children: their sibling list is searched.  A
+ * node with CHILD_INDEX_MIN children or more has them all in the child hash
+ * too, so a wide node (a dispatcher, the root of a system-wide profile)
+ * costs one probe however many children it has, and the hash holds only
+ * the children of wide nodes: most nodes are never hashed or rehashed.
+ */
+#define CHILD_INDEX_MIN	  8
+#define CHILD_BUCKETS_MIN 256
+
 static inline uint32_t child_hash(uint32_t parent, uint32_t frame)
 {
 	return (uint32_t)hash_u64(((uint64_t)parent << 32) | frame);
 }
 
-uint32_t profile_find_child(const struct profile *p, uint32_t parent, uint32_t frame)
+static inline uint32_t child_find(const struct profile *p, uint32_t parent, uint32_t frame)
 {
+	const struct pnode *par = &p->nodes[parent];
 	uint32_t id;
 
-	/* A node without children (often one just created) needs no probe. */
-	if (!p->child_buckets || !p->nodes[parent].first_child)
+	if (par->nr_children < CHILD_INDEX_MIN) {
+		for (id = par->first_child; id; id = p->nodes[id].next_sibling) {
+			if (p->nodes[id].frame == frame)
+				return id;
+		}
 		return 0;
+	}
 	id = p->child_buckets[child_hash(parent, frame) & p->child_mask];
 	for (; id; id = p->nodes[id].hnext) {
 		if (p->nodes[id].parent == parent && p->nodes[id].frame == frame)
@@ -137,99 +152,126 @@ uint32_t profile_find_child(const struct profile *p, uint32_t parent, uint32_t f
 	return 0;
 }
 
-/* Buckets for at least nodes nodes (load factor 1, at least doubling); relink every node. */
-static void child_rehash(struct profile *p, size_t nodes)
+uint32_t profile_find_child(const struct profile *p, uint32_t parent, uint32_t frame)
 {
-	size_t size = p->child_buckets ? ((size_t)p->child_mask + 1) * 2 : 1024;
+	return child_find(p, parent, frame);
+}
 
-	while (size < nodes)
+static void child_link(struct profile *p, uint32_t id)
+{
+	struct pnode *n = &p->nodes[id];
+	uint32_t *b = &p->child_buckets[child_hash(n->parent, n->frame) & p->child_mask];
+
+	n->hnext = *b;
+	*b = id;
+}
+
+/*
+ * Buckets for at least want hashed nodes (load factor 1, at least
+ * doubling), relinking the hashed ones: the work is that of the hash, not
+ * of the tree.
+ */
+static void child_rehash(struct profile *p, size_t want)
+{
+	size_t old = p->child_buckets ? (size_t)p->child_mask + 1 : 0;
+	size_t size = old ? old * 2 : CHILD_BUCKETS_MIN;
+	uint32_t *buckets = p->child_buckets;
+
+	while (size < want)
 		size *= 2;
 	if (size > ((size_t)1 << 32) - 1)
 		die("call tree over 2^32 buckets");
-	free(p->child_buckets);
 	p->child_buckets = xcalloc(size, sizeof(uint32_t));
 	p->child_mask = (uint32_t)(size - 1);
-	for (uint32_t id = 1; id < p->nr_nodes; id++) {
-		uint32_t b = child_hash(p->nodes[id].parent, p->nodes[id].frame) & p->child_mask;
-
-		p->nodes[id].hnext = p->child_buckets[b];
-		p->child_buckets[b] = id;
+	for (size_t b = 0; b < old; b++) {
+		for (uint32_t id = buckets[b], next; id; id = next) {
+			next = p->nodes[id].hnext;
+			child_link(p, id);
+		}
 	}
+	free(buckets);
+}
+
+/*
+ * Hash the new child id of a wide parent, or all of parent's children
+ * when it has just become wide.
+ */
+static void child_index(struct profile *p, uint32_t parent, uint32_t id)
+{
+	uint32_t nr = p->nodes[parent].nr_children;
+	uint32_t add = nr == CHILD_INDEX_MIN ? nr : 1;
+
+	if (!p->child_buckets || (size_t)p->nr_indexed + add > (size_t)p->child_mask + 1)
+		child_rehash(p, (size_t)p->nr_indexed + add);
+	p->nr_indexed += add;
+	if (add == 1) {
+		child_link(p, id);
+		return;
+	}
+	for (uint32_t c = p->nodes[parent].first_child; c; c = p->nodes[c].next_sibling)
+		child_link(p, c);
+}
+
+/* Room for n more nodes. */
+static void nodes_grow(struct profile *p, size_t n)
+{
+	if (n > UINT32_MAX - p->nr_nodes)
+		die("call tree over 2^32 nodes");
+	ALLOC_GROW(p->nodes, p->nr_nodes + n, p->alloc_nodes);
+}
+
+/* A new child of parent for frame, in room nodes_grow() made. */
+static inline uint32_t child_add(struct profile *p, uint32_t parent, uint32_t frame)
+{
+	uint32_t id = p->nr_nodes++;
+	struct pnode *par = &p->nodes[parent];
+
+	p->nodes[id] = (struct pnode){frame, parent, 0, par->first_child, 0, 0};
+	par->first_child = id;
+	if (++par->nr_children >= CHILD_INDEX_MIN)
+		child_index(p, parent, id);
+	return id;
 }
 
 uint32_t profile_child(struct profile *p, uint32_t parent, uint32_t frame)
 {
-	uint32_t id = profile_find_child(p, parent, frame), b;
-	struct pnode *n;
+	uint32_t id = child_find(p, parent, frame);
 
 	if (id)
 		return id;
-	if (p->nr_nodes == UINT32_MAX)
-		die("call tree over 2^32 nodes");
-	ALLOC_GROW(p->nodes, p->nr_nodes + 1, p->alloc_nodes);
-	id = p->nr_nodes++;
-	n = &p->nodes[id];
-	n->frame = frame;
-	n->parent = parent;
-	n->first_child = 0;
-	n->next_sibling = p->nodes[parent].first_child;
-	p->nodes[parent].first_child = id;
-	if (!p->child_buckets || p->nr_nodes > p->child_mask + 1) {
-		child_rehash(p, p->nr_nodes);
-		return id;
-	}
-	b = child_hash(parent, frame) & p->child_mask;
-	n->hnext = p->child_buckets[b];
-	p->child_buckets[b] = id;
-	return id;
-}
-
-void profile_reserve(struct profile *p, const struct profile_counts *n)
-{
-	size_t nodes = st_add(p->nr_nodes, n->nodes), samples = st_add(p->nr_samples, n->samples);
-
-	strtab_reserve(&p->strs, n->strings, n->string_bytes);
-	ALLOC_GROW(p->frames, st_add(p->nr_frames, n->frames), p->alloc_frames);
-	idhash_reserve(&p->frame_index, st_add(p->nr_frames, n->frames));
-	ALLOC_GROW(p->nodes, nodes, p->alloc_nodes);
-	if (n->nodes && nodes > (size_t)p->child_mask + 1)
-		child_rehash(p, nodes);
-	if (samples > p->alloc_samples) {
-		uint32_t alloc = p->alloc_samples;
-
-		ALLOC_GROW(p->samples, samples, alloc);
-		p->values =
-			xrealloc(p->values, st_mult(st_mult(alloc, p->nr_types), sizeof(int64_t)));
-		p->alloc_samples = alloc;
-	}
-	idhash_reserve(&p->sample_index, samples);
+	nodes_grow(p, 1);
+	return child_add(p, parent, frame);
 }
 
 uint32_t profile_stack(struct profile *p, const uint32_t *frames, size_t n)
 {
-	uint32_t node = 0;
+	uint32_t node = 0, id;
+	size_t i;
 
-	for (size_t i = 0; i < n; i++)
-		node = profile_child(p, node, frames[i]);
+	for (i = 0; i < n && (id = child_find(p, node, frames[i])); i++)
+		node = id;
+	if (i == n)
+		return node;
+	/* Below a new node every node is new: no lookups, and room made once. */
+	nodes_grow(p, n - i);
+	for (; i < n; i++)
+		node = child_add(p, node, frames[i]);
 	return node;
 }
 
-static int label_cmp(const void *a, const void *b)
-{
-	const struct label *x = a, *y = b;
+/* Up to this many labels are sorted in place, on the stack. */
+#define LABELS_SMALL 16
 
-	return x->key < y->key ? -1 : x->key > y->key;
-}
-
+/* Two multiply-xor rounds a label, one mix at the end: a set of one label is the common case. */
 static uint32_t labels_hash(const struct label *l, size_t n)
 {
 	uint64_t h = n;
 
 	for (size_t i = 0; i < n; i++) {
-		h = hash_u64(h ^ (((uint64_t)l[i].key << 32) | l[i].str));
-		h = hash_u64(h ^ (uint64_t)l[i].num ^ ((uint64_t)l[i].unit << 40));
+		h = (h ^ (((uint64_t)l[i].key << 32) | l[i].str)) * 0x9e3779b97f4a7c15ULL;
+		h = (h ^ (uint64_t)l[i].num ^ ((uint64_t)l[i].unit << 40)) * 0xc2b2ae3d27d4eb4fULL;
 	}
-	return (uint32_t)h;
+	return (uint32_t)hash_u64(h);
 }
 
 static bool labels_eq(const struct label *a, const struct label *b, size_t n)
@@ -242,26 +284,87 @@ static bool labels_eq(const struct label *a, const struct label *b, size_t n)
 	return true;
 }
 
+/* Keys strictly ascending: the labels are a set as stored (one label always is). */
+static bool labels_normal(const struct label *l, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		if (l[i - 1].key >= l[i].key)
+			return false;
+	}
+	return true;
+}
+
+/* Positions into the labels of arg, by key and then by position. */
+static int label_pos_cmp(const void *a, const void *b, void *arg)
+{
+	const struct label *l = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (l[x].key != l[y].key)
+		return l[x].key < l[y].key ? -1 : 1;
+	return (x > y) - (x < y);
+}
+
+/* A stable sort by key: insertion for a few labels, positions through qsort_r for many. */
+static void labels_sort(struct label *l, size_t n)
+{
+	struct label *copy;
+	uint32_t *pos;
+
+	if (n <= LABELS_SMALL) {
+		for (size_t i = 1; i < n; i++) {
+			struct label t = l[i];
+			size_t j = i;
+
+			for (; j && l[j - 1].key > t.key; j--)
+				l[j] = l[j - 1];
+			l[j] = t;
+		}
+		return;
+	}
+	pos = xmalloc(st_mult(n, sizeof(*pos)));
+	copy = xmalloc(st_mult(n, sizeof(*copy)));
+	for (size_t i = 0; i < n; i++)
+		pos[i] = (uint32_t)i;
+	qsort_r(pos, n, sizeof(*pos), label_pos_cmp, l);
+	for (size_t i = 0; i < n; i++)
+		copy[i] = l[pos[i]];
+	memcpy(l, copy, n * sizeof(*l));
+	free(copy);
+	free(pos);
+}
+
 /* Sort by key keeping the last of equal keys; returns the new count. */
 static size_t labels_normalize(struct label *l, size_t n)
 {
 	size_t out = 0;
 
-	/* qsort is not stable: tag with the position to keep the last. */
+	labels_sort(l, n);
 	for (size_t i = 0; i < n; i++) {
-		for (size_t j = i + 1; j < n; j++) {
-			if (l[j].key == l[i].key) {
-				l[i].key = UINT32_MAX; /* superseded */
-				break;
-			}
-		}
-	}
-	qsort(l, n, sizeof(*l), label_cmp);
-	for (size_t i = 0; i < n; i++) {
-		if (l[i].key != UINT32_MAX)
+		if (i + 1 == n || l[i + 1].key != l[i].key)
 			l[out++] = l[i];
 	}
 	return out;
+}
+
+/*
+ * The n labels in as a set: in itself when it is one already, else a
+ * normalized copy in buf (LABELS_SMALL entries) or in *copy, which the
+ * caller frees.  *n becomes the size of the set.
+ */
+static const struct label *labels_prepare(const struct label *in, size_t *n, struct label *buf,
+					  struct label **copy)
+{
+	struct label *l = buf;
+
+	*copy = NULL;
+	if (labels_normal(in, *n))
+		return in;
+	if (*n > LABELS_SMALL)
+		l = *copy = xmalloc(st_mult(*n, sizeof(*l)));
+	memcpy(l, in, *n * sizeof(*l));
+	*n = labels_normalize(l, *n);
+	return l;
 }
 
 /* The set of the n normalized labels l with that hash, or IDHASH_NONE. */
@@ -282,32 +385,45 @@ static uint32_t labels_lookup(const struct profile *p, const struct label *l, si
 
 uint32_t profile_find_labels(const struct profile *p, const struct label *in, size_t n)
 {
-	struct label stackbuf[16], *l = n <= 16 ? stackbuf : xmalloc(st_mult(n, sizeof(*l)));
-	uint32_t id = 0;
+	struct label buf[LABELS_SMALL], *copy;
+	const struct label *l;
+	uint32_t id;
 
-	if (n) {
-		memcpy(l, in, n * sizeof(*l));
-		n = labels_normalize(l, n);
-		id = labels_lookup(p, l, n, labels_hash(l, n));
-	}
-	if (l != stackbuf)
-		free(l);
+	if (!n)
+		return 0;
+	l = labels_prepare(in, &n, buf, &copy);
+	id = labels_lookup(p, l, n, labels_hash(l, n));
+	free(copy);
 	return id;
+}
+
+static bool labels_inside(const struct profile *p, const struct label *l)
+{
+	uintptr_t at = (uintptr_t)l, start = (uintptr_t)p->labels;
+
+	return p->labels && at >= start && at < (uintptr_t)(p->labels + p->nr_labels);
 }
 
 uint32_t profile_intern_labels(struct profile *p, const struct label *in, size_t n)
 {
-	struct label stackbuf[16], *l = n <= 16 ? stackbuf : xmalloc(st_mult(n, sizeof(*l)));
+	struct label buf[LABELS_SMALL], *copy;
+	const struct label *l;
 	uint32_t hash, id;
 
 	if (!n)
 		return 0;
-	memcpy(l, in, n * sizeof(*l));
-	n = labels_normalize(l, n);
+	l = labels_prepare(in, &n, buf, &copy);
 	hash = labels_hash(l, n);
 	id = labels_lookup(p, l, n, hash);
 	if (id != IDHASH_NONE)
 		goto out;
+	/* Labels used in place may be a slice of this profile's, which growing moves. */
+	if (l == in && labels_inside(p, in)) {
+		size_t off = (size_t)(in - p->labels);
+
+		ALLOC_GROW(p->labels, st_add(p->nr_labels, n), p->alloc_labels);
+		l = p->labels + off;
+	}
 	ALLOC_GROW(p->labels, st_add(p->nr_labels, n), p->alloc_labels);
 	memcpy(p->labels + p->nr_labels, l, n * sizeof(*l));
 	p->nr_labels += (uint32_t)n;
@@ -316,53 +432,99 @@ uint32_t profile_intern_labels(struct profile *p, const struct label *in, size_t
 	p->label_off[id + 1] = p->nr_labels;
 	idhash_insert(&p->labelset_index, hash, id);
 out:
-	if (l != stackbuf)
-		free(l);
+	free(copy);
 	return id;
 }
+
+#define SAMPLE_SLOTS_MIN 64
 
 static inline uint32_t sample_hash(uint32_t node, uint32_t labels)
 {
 	return (uint32_t)hash_u64(((uint64_t)labels << 32) | node);
 }
 
-static uint32_t sample_lookup(const struct profile *p, uint32_t node, uint32_t labels,
-			      uint32_t hash)
+/* The slot holding the sample (node, labels), or the empty one where it would go. */
+static inline uint32_t *sample_slot(const struct profile *p, uint32_t node, uint32_t labels)
 {
-	uint32_t pos = hash, id;
+	for (uint32_t pos = sample_hash(node, labels);; pos++) {
+		uint32_t *slot = &p->sample_slots[pos & p->sample_mask];
+		const struct psample *s;
 
-	while ((id = idhash_probe(&p->sample_index, hash, &pos)) != IDHASH_NONE) {
-		if (p->samples[id].node == node && p->samples[id].labels == labels)
-			return id;
+		if (!*slot)
+			return slot;
+		s = &p->samples[*slot - 1];
+		if (s->node == node && s->labels == labels)
+			return slot;
 	}
-	return IDHASH_NONE;
+}
+
+/* Slots for n samples at half load (at least doubling); put every sample back. */
+static void sample_rehash(struct profile *p, size_t n)
+{
+	size_t size = p->sample_slots ? ((size_t)p->sample_mask + 1) * 2 : SAMPLE_SLOTS_MIN;
+
+	while (size < st_mult(n, 2))
+		size *= 2;
+	if (size > ((size_t)1 << 31))
+		die("hash table over 2^31 slots");
+	free(p->sample_slots);
+	p->sample_slots = xcalloc(size, sizeof(*p->sample_slots));
+	p->sample_mask = (uint32_t)(size - 1);
+	for (uint32_t id = 0; id < p->nr_samples; id++)
+		*sample_slot(p, p->samples[id].node, p->samples[id].labels) = id + 1;
 }
 
 uint32_t profile_find_sample(const struct profile *p, uint32_t node, uint32_t labels)
 {
-	return sample_lookup(p, node, labels, sample_hash(node, labels));
+	const uint32_t *slot = p->sample_slots ? sample_slot(p, node, labels) : NULL;
+
+	return slot && *slot ? *slot - 1 : IDHASH_NONE;
 }
 
+static void samples_grow(struct profile *p, size_t n)
+{
+	uint32_t alloc = p->alloc_samples;
+
+	ALLOC_GROW(p->samples, n, alloc);
+	p->values = xrealloc(p->values, st_mult(st_mult(alloc, p->nr_types), sizeof(int64_t)));
+	p->alloc_samples = alloc;
+}
+
+/* The id of the sample (node, labels), added with zero values when missing. */
 static uint32_t sample_get(struct profile *p, uint32_t node, uint32_t labels)
 {
-	uint32_t hash = sample_hash(node, labels), id = sample_lookup(p, node, labels, hash);
+	uint32_t *slot = p->sample_slots ? sample_slot(p, node, labels) : NULL, id;
 
-	if (id != IDHASH_NONE)
-		return id;
-	if (p->nr_samples >= p->alloc_samples) {
-		uint32_t alloc = p->alloc_samples;
-
-		ALLOC_GROW(p->samples, p->nr_samples + 1, alloc);
-		p->values =
-			xrealloc(p->values, st_mult(st_mult(alloc, p->nr_types), sizeof(int64_t)));
-		p->alloc_samples = alloc;
+	if (slot && *slot)
+		return *slot - 1;
+	if (p->nr_samples >= p->alloc_samples)
+		samples_grow(p, (size_t)p->nr_samples + 1);
+	if (!slot || ((size_t)p->nr_samples + 1) * 2 > (size_t)p->sample_mask + 1) {
+		sample_rehash(p, (size_t)p->nr_samples + 1);
+		slot = sample_slot(p, node, labels);
 	}
 	id = p->nr_samples++;
 	p->samples[id].node = node;
 	p->samples[id].labels = labels;
-	memset(profile_sample_values(p, id), 0, p->nr_types * sizeof(int64_t));
-	idhash_insert(&p->sample_index, hash, id);
+	/* Loops, not memset and memcpy: a call costs more than copying two or three values. */
+	for (uint32_t t = 0; t < p->nr_types; t++)
+		profile_sample_values(p, id)[t] = 0;
+	*slot = id + 1;
 	return id;
+}
+
+void profile_reserve(struct profile *p, const struct profile_counts *n)
+{
+	size_t nodes = st_add(p->nr_nodes, n->nodes), samples = st_add(p->nr_samples, n->samples);
+
+	strtab_reserve(&p->strs, n->strings, n->string_bytes);
+	ALLOC_GROW(p->frames, st_add(p->nr_frames, n->frames), p->alloc_frames);
+	idhash_reserve(&p->frame_index, st_add(p->nr_frames, n->frames));
+	ALLOC_GROW(p->nodes, nodes, p->alloc_nodes);
+	if (samples > p->alloc_samples)
+		samples_grow(p, samples);
+	if (n->samples && (!p->sample_slots || samples * 2 > (size_t)p->sample_mask + 1))
+		sample_rehash(p, samples);
 }
 
 int profile_add_sample(struct profile *p, uint32_t node, uint32_t labels, const int64_t *values)
@@ -376,7 +538,8 @@ int profile_add_sample(struct profile *p, uint32_t node, uint32_t labels, const 
 		if (__builtin_add_overflow(v[t], values[t], &sum[t]))
 			return ERR_LIMIT;
 	}
-	memcpy(v, sum, p->nr_types * sizeof(*v));
+	for (uint32_t t = 0; t < p->nr_types; t++)
+		v[t] = sum[t];
 	if (p->keep_order) {
 		size_t alloc = p->alloc_order;
 

@@ -49,7 +49,8 @@ struct pnode {
 	uint32_t parent;       /* parent node; the root's is itself */
 	uint32_t first_child;  /* 0 when none (the root is never a child) */
 	uint32_t next_sibling; /* 0 when last */
-	uint32_t hnext;	       /* next node in the same child-hash bucket, 0 = end */
+	uint32_t hnext;	       /* next in its child-hash bucket (a wide node's child), 0 = end */
+	uint32_t nr_children;  /* how many first_child's list holds */
 };
 
 struct sample_type {
@@ -81,12 +82,15 @@ struct profile {
 	struct pnode *nodes;
 	uint32_t nr_nodes, alloc_nodes;
 	/*
-	 * Child lookup: buckets of (parent, frame) hashes chained through
-	 * pnode.hnext; 4 bytes per bucket, so the tree costs about 24 bytes
-	 * a node, and rehashing needs no second table.
+	 * Child lookup: a node's sibling list, and for the children of nodes
+	 * with many (profile.c's CHILD_INDEX_MIN), buckets of (parent, frame)
+	 * hashes chained through pnode.hnext.  4 bytes per bucket, and only
+	 * wide nodes' children hashed: the tree costs about 25 bytes a node,
+	 * and rehashing needs no second table.
 	 */
-	uint32_t *child_buckets;
+	uint32_t *child_buckets; /* NULL until a node is wide */
 	uint32_t child_mask;
+	uint32_t nr_indexed; /* nodes in the child hash */
 
 	struct sample_type *types;
 	uint32_t nr_types;
@@ -95,7 +99,9 @@ struct profile {
 	struct psample *samples;
 	int64_t *values; /* nr_samples * nr_types */
 	uint32_t nr_samples, alloc_samples;
-	struct idhash sample_index;
+	/* (node, labels) to sample: open addressing of sample ids + 1, at most half full. */
+	uint32_t *sample_slots;
+	uint32_t sample_mask; /* slots - 1 */
 
 	/* Label sets: set i is labels[label_off[i] .. label_off[i + 1]). */
 	struct label *labels;
@@ -152,7 +158,10 @@ uint32_t profile_frame_named(struct profile *p, const char *name, size_t len);
 /*
  * Make room for this many more of each, so that a reader that knows its
  * counts (the store's decoder) grows no array and rehashes no index while
- * it adds them.  The sample types must be set first.
+ * it adds them.  A count may be an upper bound (a pprof reader's samples,
+ * which merge when stack and labels repeat) or 0 when unknown; nodes only
+ * sizes the node array, the child hash growing with wide nodes alone.
+ * The sample types must be set first.
  */
 struct profile_counts {
 	uint32_t strings, frames, nodes, samples;

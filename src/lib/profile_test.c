@@ -205,6 +205,191 @@ static void test_many_stacks(void **state)
 	profile_free(p);
 }
 
+/* Frames f0 .. f(n-1), known by name. */
+static uint32_t *named_frames(struct profile *p, uint32_t n)
+{
+	uint32_t *fr = malloc(n * sizeof(*fr));
+
+	for (uint32_t i = 0; i < n; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "f%u", i);
+		fr[i] = profile_frame_named(p, name, strlen(name));
+	}
+	return fr;
+}
+
+/*
+ * Wide nodes (the root, and one deeper) grow past the child hash's
+ * threshold and through its rehashes while narrow nodes grow beside them:
+ * every child is found again, under its own parent only, and the sibling
+ * lists stay newest first.
+ */
+static void test_wide_nodes(void **state)
+{
+	struct profile *p = profile_new();
+	uint32_t *fr = named_frames(p, 2001), *top = malloc(2000 * sizeof(*top));
+	uint32_t *deep = malloc(2000 * sizeof(*deep)), a, b, nr = 0, stack[3];
+
+	(void)state;
+	profile_add_type(p, "samples", "count");
+	a = profile_child(p, 0, fr[0]);
+	b = profile_child(p, a, fr[1]);
+	for (uint32_t i = 0; i < 2000; i++) {
+		top[i] = profile_child(p, 0, fr[i]);
+		deep[i] = profile_child(p, b, fr[i]);
+		/* Narrow nodes: three children each under every fifth deep one. */
+		for (uint32_t j = 0; j < 3 && i % 5 == 0; j++)
+			assert_int_not_equal(profile_child(p, deep[i], fr[j]), 0);
+	}
+	assert_int_equal(top[0], a);
+	assert_int_equal(p->nr_nodes, 1 + 2000 + 1 + 2000 + 400 * 3); /* b too */
+	for (uint32_t i = 0; i < 2000; i++) {
+		assert_int_equal(profile_find_child(p, 0, fr[i]), top[i]);
+		assert_int_equal(profile_child(p, 0, fr[i]), top[i]);
+		assert_int_equal(profile_find_child(p, b, fr[i]), deep[i]);
+		assert_int_equal(p->nodes[deep[i]].parent, b);
+		assert_int_equal(p->nodes[deep[i]].frame, fr[i]);
+		assert_int_equal(profile_find_child(p, deep[i], fr[1]), i % 5 ? 0 : deep[i] + 2);
+	}
+	assert_int_equal(profile_find_child(p, 0, fr[2000]), 0);
+	assert_int_equal(profile_find_child(p, b, fr[2000]), 0);
+	assert_int_equal(p->nodes[b].first_child, deep[1999]);
+	for (uint32_t c = p->nodes[b].first_child; c; c = p->nodes[c].next_sibling) {
+		assert_true(!p->nodes[c].next_sibling || p->nodes[c].next_sibling < c);
+		nr++;
+	}
+	assert_int_equal(nr, 2000);
+	/* A stack through both wide nodes, then on into new nodes. */
+	stack[0] = fr[0], stack[1] = fr[1], stack[2] = fr[5];
+	assert_int_equal(profile_stack(p, stack, 3), deep[5]);
+	stack[2] = fr[2000];
+	nr = p->nr_nodes;
+	assert_int_equal(profile_stack(p, stack, 3), nr);
+	assert_int_equal(profile_find_child(p, b, fr[2000]), nr);
+	free(fr);
+	free(top);
+	free(deep);
+	profile_free(p);
+}
+
+/* Samples added past a small reservation, and past a second one, are all found. */
+static void test_reserve_then_grow(void **state)
+{
+	struct profile *p = profile_new();
+	struct profile_counts small = {4, 4, 4, 4, 16}, more = {0, 0, 100, 3000, 0};
+	uint32_t *fr, sets[3], nodes[1000], stack[3];
+	int64_t v[2];
+
+	(void)state;
+	profile_add_type(p, "samples", "count");
+	profile_add_type(p, "cpu", "nanoseconds");
+	assert_int_equal(profile_find_sample(p, 0, 0), IDHASH_NONE);
+	profile_reserve(p, &small);
+	fr = named_frames(p, 50);
+	for (uint32_t i = 0; i < 3; i++) {
+		struct label l = {profile_intern_str(p, "thread"), 0, 0, 0};
+		char name[16];
+
+		snprintf(name, sizeof(name), "t%u", i);
+		l.str = profile_intern_str(p, name);
+		sets[i] = profile_intern_labels(p, &l, 1);
+	}
+	for (uint32_t round = 0; round < 2; round++) {
+		for (uint32_t s = 0; s < 1000; s++) {
+			stack[0] = fr[s % 50], stack[1] = fr[s / 50], stack[2] = fr[s % 7];
+			nodes[s] = profile_stack(p, stack, 3);
+			v[0] = s, v[1] = 10 * s;
+			assert_int_equal(profile_add_sample(p, nodes[s], sets[s % 3], v), 0);
+			if (round == 0 && s == 500)
+				profile_reserve(p, &more);
+		}
+	}
+	assert_int_equal(p->nr_samples, 1000);
+	for (uint32_t s = 0; s < 1000; s++) {
+		uint32_t id = profile_find_sample(p, nodes[s], sets[s % 3]);
+
+		assert_int_not_equal(id, IDHASH_NONE);
+		assert_int_equal(profile_sample_values(p, id)[0], 2 * s);
+		assert_int_equal(profile_sample_values(p, id)[1], 20 * s);
+		assert_int_equal(profile_find_sample(p, nodes[s], sets[(s + 1) % 3]), IDHASH_NONE);
+	}
+	assert_int_equal(profile_total(p, 1), 20 * (999 * 1000 / 2));
+	free(fr);
+	profile_free(p);
+}
+
+static struct label str_label(struct profile *p, const char *key, const char *str)
+{
+	return (struct label){profile_intern_str(p, key), profile_intern_str(p, str), 0, 0};
+}
+
+/* Label sets are sorted by key, the last of a repeated key kept, whatever the count. */
+static void test_label_sets_normalized(void **state)
+{
+	struct profile *p = profile_new();
+	struct label in[40], norm[20];
+	const struct label *got;
+	uint32_t id, k1, k2;
+	size_t n;
+
+	(void)state;
+	in[0] = str_label(p, "k1", "a");
+	in[1] = str_label(p, "k2", "b");
+	in[2] = str_label(p, "k1", "c");
+	id = profile_intern_labels(p, in, 3);
+	got = profile_labels(p, id, &n);
+	k1 = profile_intern_str(p, "k1"), k2 = profile_intern_str(p, "k2");
+	assert_int_equal(n, 2);
+	assert_int_equal(got[0].key, k1);
+	assert_string_equal(profile_str(p, got[0].str), "c");
+	assert_int_equal(got[1].key, k2);
+	in[0] = in[2];
+	assert_int_equal(profile_find_labels(p, in, 2), id);
+	in[0] = str_label(p, "k1", "a");
+	assert_int_equal(profile_find_labels(p, in, 2), IDHASH_NONE);
+	/* More labels than fit on the stack: each key twice, "x" then "y", keys reversed. */
+	for (uint32_t i = 0; i < 20; i++) {
+		char key[8];
+
+		snprintf(key, sizeof(key), "key%02u", i);
+		in[19 - i] = str_label(p, key, "x");
+		in[20 + (i * 7) % 20] = str_label(p, key, "y");
+		norm[i] = in[20 + (i * 7) % 20];
+	}
+	id = profile_intern_labels(p, in, 40);
+	got = profile_labels(p, id, &n);
+	assert_int_equal(n, 20);
+	for (uint32_t i = 0; i < 20; i++) {
+		assert_int_equal(got[i].key, norm[i].key);
+		assert_string_equal(profile_str(p, got[i].str), "y");
+	}
+	assert_int_equal(profile_intern_labels(p, norm, 20), id);
+	assert_int_equal(profile_find_labels(p, in + 20, 20), id);
+	/* Numeric labels differ by value and by unit. */
+	in[0] = (struct label){k1, 0, 5, profile_intern_str(p, "bytes")};
+	id = profile_intern_labels(p, in, 1);
+	in[0].num = 6;
+	assert_int_not_equal(profile_intern_labels(p, in, 1), id);
+	in[0].num = 5, in[0].unit = 0;
+	assert_int_not_equal(profile_intern_labels(p, in, 1), id);
+	in[0].unit = profile_intern_str(p, "bytes");
+	assert_int_equal(profile_intern_labels(p, in, 1), id);
+	/* A slice of a stored set makes a set of its own, while the labels grow. */
+	for (int64_t i = 0; i < 200; i++) {
+		struct label l[3] = {{k1, 0, i, 0}, {k2, 0, i, 0}, {in[0].unit, 0, i, 0}};
+		uint32_t set = profile_intern_labels(p, l, 3), part;
+
+		got = profile_labels(p, set, &n);
+		part = profile_intern_labels(p, got + 1, 2);
+		got = profile_labels(p, part, &n);
+		assert_int_equal(n, 2);
+		assert_int_equal(got[0].key, k2);
+		assert_int_equal(got[1].num, i);
+	}
+	profile_free(p);
+}
+
 /* In q, the node with the stack of p's node n (frames by content), or 0. */
 static uint32_t node_in(const struct profile *p, uint32_t n, const struct profile *q)
 {
@@ -395,6 +580,9 @@ int main(void)
 		cmocka_unit_test(test_overflow_is_refused),
 		cmocka_unit_test(test_node_totals_saturate),
 		cmocka_unit_test(test_many_stacks),
+		cmocka_unit_test(test_wide_nodes),
+		cmocka_unit_test(test_reserve_then_grow),
+		cmocka_unit_test(test_label_sets_normalized),
 		cmocka_unit_test(test_truncate_small),
 		cmocka_unit_test(test_truncate_keeps_totals_and_heaviest),
 		cmocka_unit_test(test_profile_equal),
