@@ -578,12 +578,29 @@ static int read_samples(struct pprof_reader *r)
 	return rc;
 }
 
+/* Size the profile for what the message holds (upper bounds): nothing grows twice. */
+static void reserve(struct pprof_reader *r)
+{
+	const PbProfile *pb = r->pb;
+	struct profile_counts n = {
+		.strings = (uint32_t)MIN(pb->n_string_table, UINT32_MAX),
+		.frames = (uint32_t)MIN(pb->n_lines + pb->n_location, UINT32_MAX),
+		.samples = (uint32_t)MIN(pb->n_sample, UINT32_MAX),
+		.string_bytes = pb->n_strings,
+	};
+
+	profile_reserve(r->p, &n);
+}
+
 static int read_profile(struct pprof_reader *r)
 {
 	int rc;
 
-	if ((rc = check_strings(r)) || (rc = read_types(r)) || (rc = read_header(r)) ||
-	    (rc = read_mappings(r)) || (rc = read_functions(r)) || (rc = read_locations(r)))
+	if ((rc = check_strings(r)) || (rc = read_types(r)))
+		return rc;
+	reserve(r);
+	if ((rc = read_header(r)) || (rc = read_mappings(r)) || (rc = read_functions(r)) ||
+	    (rc = read_locations(r)))
 		return rc;
 	return read_samples(r);
 }
