@@ -1268,6 +1268,28 @@ static int roll_level1(struct service *sv, struct windows *ws, size_t i, bool *d
 	return rc;
 }
 
+static int count_stale(int64_t t0, void *arg)
+{
+	(void)t0;
+	(*(size_t *)arg)++;
+	return 0;
+}
+
+/*
+ * Whether window W (level >= 2) still has stale windows of the level
+ * below: then it waits, to be built from their rollups rather than from
+ * the pushes under them (a backlog hands the roller a parent before its
+ * children).  1 or 0, or an error.
+ */
+static int children_stale(struct service *sv, const struct window *w, struct error *err)
+{
+	size_t n = 0;
+	int rc = sv->st->be->stale_range(sv->st, w->series, w->level - 1, w->t0,
+					 w->t0 + store_level_ns[w->level], count_stale, &n, err);
+
+	return rc < 0 ? rc : n > 0;
+}
+
 int service_roll(struct service *sv, int64_t now_ns, size_t max, struct error *err)
 {
 	struct windows ws = {.sv = sv,
@@ -1276,21 +1298,29 @@ int service_roll(struct service *sv, int64_t now_ns, size_t max, struct error *e
 			     .delay = sv->cfg.rollup_delay_ns,
 			     .wall = wall_clock_ns()};
 	bool *rolled;
-	int rc, done = 0;
+	int rc = 0, done = 0;
 
 	ws.v = xcalloc(max ? max : 1, sizeof(*ws.v));
 	rolled = xcalloc(max ? max : 1, sizeof(*rolled));
-	rc = sv->st->be->stale_each(sv->st, 4 * max, due_window, &ws, err);
-	/* Lower levels first: a window above builds on the fresh ones below. */
-	for (int level = 1; rc == 0 && level < STORE_LEVELS; level++)
+	/*
+	 * Level by level, lower levels first: a window above builds on the
+	 * fresh ones below, and one whose children are still stale waits.
+	 */
+	for (int level = 1; rc == 0 && level < STORE_LEVELS; level++) {
+		ws.n = 0;
+		memset(rolled, 0, max * sizeof(*rolled));
+		rc = sv->st->be->stale_each(sv->st, level, 4 * max, due_window, &ws, err);
 		for (size_t i = 0; rc == 0 && i < ws.n; i++) {
-			if (ws.v[i].level != level || rolled[i])
+			if (rolled[i])
 				continue;
 			if (level == 1)
 				rc = roll_level1(sv, &ws, i, rolled, &done, err);
-			else if ((rc = roll_one(sv, &ws.v[i], err)) == 0)
+			else if ((rc = children_stale(sv, &ws.v[i], err)) > 0)
+				rc = 0; /* later, from its children's rollups */
+			else if (rc == 0 && (rc = roll_one(sv, &ws.v[i], err)) == 0)
 				done++;
 		}
+	}
 	free(rolled);
 	free(ws.v);
 	if (done)

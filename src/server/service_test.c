@@ -298,6 +298,34 @@ static void test_backfill_rolls_once(void **state)
 	free(q);
 }
 
+/*
+ * A small batch at a time, as under a backlog: every window still gets
+ * rolled, each once, the ten-minute and hourly ones after their children.
+ */
+static void test_roll_in_small_batches(void **state)
+{
+	struct fixture *f = *state;
+	struct error err = ERROR_INIT;
+	struct service_counters c;
+	struct store_stats st;
+	int n, total = 0;
+	char *q;
+
+	for (int i = 0; i < 60; i++)
+		push(f, "sb", "cpu", "eu", T0 + i * 10 * SEC, "main;a 1\n");
+	while ((n = service_roll(f->sv, T0 + 3 * HOUR, 2, &err)) > 0)
+		total += n;
+	assert_int_equal(n, 0);
+	assert_int_equal(total, 10 + 1 + 1);
+	service_counters(f->sv, &c);
+	assert_int_equal(c.rollups, 12);
+	assert_int_equal(service_store_stats(f->sv, &st, &err), 0);
+	assert_int_equal(st.stale, 0);
+	q = query_text(f, "sb.cpu", T0, T0 + HOUR, NULL);
+	assert_string_equal(q, "main;a 60\n");
+	free(q);
+}
+
 /* A labelled sample of STACK (';'-separated) with VALUE. */
 static void add_labelled(struct profile *p, const char *stack, const char *endpoint,
 			 const char *thread, int64_t value)
@@ -565,6 +593,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_every_type, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sibling_rollups, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_backfill_rolls_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_roll_in_small_batches, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_type_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sample_labels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_budget_and_allow, setup, teardown),

@@ -86,7 +86,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 		    " ORDER BY p.t0",
 	[ST_SCAN_TOTALS] = "SELECT t0, t1, n, total, type, COALESCE(blob_of, id) FROM profiles "
 			   "WHERE series = ?1 AND level = ?2 AND t0 >= ?3 AND t0 < ?4 ORDER BY t0",
-	[ST_STALE_EACH] = "SELECT series, level, t0, gen FROM stale ORDER BY t0, level LIMIT ?1",
+	[ST_STALE_EACH] = "SELECT series, level, t0, gen FROM stale WHERE level = ?2 ORDER BY t0 "
+			  "LIMIT ?1",
 	[ST_STALE_RANGE] = "SELECT t0 FROM stale WHERE series = ?1 AND level = ?2 "
 			   "AND t0 >= ?3 AND t0 < ?4 ORDER BY t0",
 	[ST_DELETE_BEFORE] = "DELETE FROM profiles WHERE t1 <= ?1",
@@ -562,14 +563,14 @@ static int stale_row(sqlite3_stmt *q, void *arg)
 			sqlite3_column_int64(q, 2), sqlite3_column_int64(q, 3), cb->arg);
 }
 
-static int stale_each(struct store *st, size_t max,
+static int stale_each(struct store *st, int level, size_t max,
 		      int (*fn)(int64_t series, int level, int64_t t0, int64_t gen, void *),
 		      void *arg, struct error *err)
 {
 	struct stale_cb cb = {.each = fn, .arg = arg};
-	int64_t args[] = {max > INT64_MAX ? INT64_MAX : (int64_t)max};
+	int64_t args[] = {max > INT64_MAX ? INT64_MAX : (int64_t)max, level};
 
-	return read_rows(ss(st), ST_STALE_EACH, args, 1, stale_row, &cb, "listing stale rollups",
+	return read_rows(ss(st), ST_STALE_EACH, args, 2, stale_row, &cb, "listing stale rollups",
 			 err);
 }
 

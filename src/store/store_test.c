@@ -130,7 +130,7 @@ static void roll_level(struct store *s, int level)
 	struct error err = ERROR_INIT;
 
 	assert_non_null(l);
-	assert_int_equal(s->be->stale_each(s, 256, add_stale, l, &err), 0);
+	assert_int_equal(s->be->stale_each(s, level, 256, add_stale, l, &err), 0);
 	for (size_t i = 0; i < l->n; i++) {
 		struct got g;
 		struct store_row r;
@@ -157,7 +157,8 @@ static size_t count_stale(struct store *s)
 	size_t n;
 
 	assert_non_null(l);
-	assert_int_equal(s->be->stale_each(s, 256, add_stale, l, &err), 0);
+	for (int level = 1; level < STORE_LEVELS; level++)
+		assert_int_equal(s->be->stale_each(s, level, 256, add_stale, l, &err), 0);
 	n = l->n;
 	free(l);
 	return n;
@@ -270,8 +271,10 @@ static void test_stale_generation(void **state)
 
 	assert_non_null(l);
 	push(s, id, T0, "a");
-	assert_int_equal(s->be->stale_each(s, 256, add_stale, l, &err), 0);
+	for (int level = 1; level < STORE_LEVELS; level++)
+		assert_int_equal(s->be->stale_each(s, level, 256, add_stale, l, &err), 0);
 	assert_int_equal(l->n, 3);
+	assert_int_equal(l->level[0], 1);
 	push(s, id, T0 + 10 * SEC, "b"); /* after the roller read the window */
 	assert_int_equal(s->be->put_rollup(s, &r, l->gen[0], &err), 0);
 	/* Still stale: the plan ignores the outdated rollup and reads both pushes. */
