@@ -521,9 +521,14 @@ struct pending {
 	size_t n;
 };
 
+/*
+ * Encode the view of sample type T and group G as a row.  Every view of
+ * the push shares its call tree: *TREE, made by the first view encoded,
+ * saves the others encoding the frames and nodes again (the same bytes).
+ */
 static int add_row(struct service *sv, const struct ingest_req *req, struct profile *p, uint32_t t,
-		   const char *type, const struct groups *gs, uint32_t g, struct pending *pd,
-		   struct error *err)
+		   const char *type, const struct groups *gs, uint32_t g, struct blob_tree **tree,
+		   struct pending *pd, struct error *err)
 {
 	struct series_label labels[LABELS_MAX];
 	struct type_view tv;
@@ -544,8 +549,10 @@ static int add_row(struct service *sv, const struct ingest_req *req, struct prof
 		view_release(&tv);
 		return rc;
 	}
+	if (!*tree)
+		*tree = blob_tree_new(&tv.v);
 	strbuf_init(&pd->blobs[pd->n], 4096);
-	rc = blob_encode(&tv.v, &pd->blobs[pd->n], err);
+	rc = blob_encode_tree(&tv.v, *tree, BLOB_LEVEL_DEFAULT, &pd->blobs[pd->n], err);
 	if (rc == 0) {
 		pd->rows[pd->n] = (struct store_row){
 			.series = id,
@@ -648,6 +655,7 @@ int service_ingest(struct service *sv, const struct ingest_req *req, struct prof
 		   struct error *err)
 {
 	struct pending pd = {0};
+	struct blob_tree *tree = NULL;
 	struct groups gs;
 	size_t ntypes = req->type ? 1 : p->nr_types, bytes = 0, configured = 0;
 	uint32_t depth;
@@ -681,8 +689,9 @@ int service_ingest(struct service *sv, const struct ingest_req *req, struct prof
 
 		configured += type != NULL;
 		for (uint32_t g = 0; type && g < gs.n && rc == 0; g++)
-			rc = add_row(sv, req, p, t, type, &gs, g, &pd, err);
+			rc = add_row(sv, req, p, t, type, &gs, g, &tree, &pd, err);
 	}
+	blob_tree_free(tree);
 	groups_release(&gs);
 	if (rc == 0 && configured == 0)
 		rc = error_set(err, ERR_FORMAT, "none of the profile's sample types is configured");
