@@ -10,9 +10,11 @@
  * carry a thread label; 6 profile labels.  Fixed seed, so runs compare.
  *
  * Prints bytes per sample raw and at each zstd level, gzip pprof for
- * reference, then microseconds per encode, decode, merge_into (one blob
- * into a fresh profile, and the 100th blob of one series into the merge
- * of the first 99: the query path) and decode + profile_merge.
+ * reference, then microseconds per encode (alone, and with the
+ * profile's blob_tree already made, as for a push's second sample type),
+ * decode, merge_into (one blob into a fresh profile, and the 100th blob
+ * of one series into the merge of the first 99: the query path) and
+ * decode + profile_merge.
  *
  * Each time is the best batch, then the mean of all: the mean holds what
  * other work on the machine took, and glibc's heap trimming, which makes a
@@ -185,7 +187,10 @@ static double now_us(void)
 	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
-enum op { OP_ENCODE, OP_DECODE, OP_MERGE_FRESH, OP_MERGE_SERIES, OP_DECODE_MERGE };
+enum op { OP_ENCODE, OP_ENCODE_TREE, OP_DECODE, OP_MERGE_FRESH, OP_MERGE_SERIES, OP_DECODE_MERGE };
+
+/* The profile's tree, made once: encoding another sample type of a push, as the service does. */
+static struct blob_tree *tree;
 
 static void die_on(int rc, const struct error *err)
 {
@@ -204,6 +209,10 @@ static void run_op(enum op op, const struct profile *p, int level, const struct 
 	switch (op) {
 	case OP_ENCODE:
 		die_on(blob_encode_level(p, level, &sb, &err), &err);
+		strbuf_release(&sb);
+		break;
+	case OP_ENCODE_TREE:
+		die_on(blob_encode_tree(p, tree, level, &sb, &err), &err);
 		strbuf_release(&sb);
 		break;
 	case OP_DECODE: die_on(blob_decode(blob->buf, blob->len, NULL, &q, &err), &err); break;
@@ -295,9 +304,12 @@ static void print_times(const struct profile *p, double seconds)
 	struct strbuf blob = STRBUF_INIT;
 	struct profile *series = profile_new();
 
+	tree = blob_tree_new(p);
 	for (size_t i = 0; i < ARRAY_SIZE(levels); i++) {
 		printf("level %d:\n", levels[i]);
 		print_timing("encode", time_op(OP_ENCODE, p, levels[i], NULL, NULL, seconds));
+		print_timing("encode with its tree made",
+			     time_op(OP_ENCODE_TREE, p, levels[i], NULL, NULL, seconds));
 		strbuf_reset(&blob);
 		die_on(blob_encode_level(p, levels[i], &blob, &err), &err);
 		print_timing("decode", time_op(OP_DECODE, p, 0, &blob, NULL, seconds));
@@ -316,6 +328,7 @@ static void print_times(const struct profile *p, double seconds)
 		     time_op(OP_MERGE_SERIES, p, 0, &blob, series, seconds));
 	profile_free(series);
 	strbuf_release(&blob);
+	blob_tree_free(tree);
 }
 
 int main(int argc, char **argv)

@@ -573,7 +573,8 @@ static bool has_values(const struct profile *p, uint32_t t)
  */
 static int add_group(struct service *sv, const struct ingest_req *req, struct profile *p,
 		     const uint32_t *types, const char *const *names, uint32_t nt,
-		     const struct groups *gs, uint32_t g, struct pending *pd, struct error *err)
+		     const struct groups *gs, uint32_t g, struct blob_tree **tree,
+		     struct pending *pd, struct error *err)
 {
 	struct series_label labels[LABELS_MAX];
 	uint32_t ids[VIEW_MAX_TYPES] = {0};
@@ -590,7 +591,10 @@ static int add_group(struct service *sv, const struct ingest_req *req, struct pr
 	}
 	strbuf_init(blob, 4096);
 	pd->nblobs++;
-	rc = blob_encode(&tv.v, blob, err);
+	/* The groups' views share the push's tree: encoded once (the same bytes). */
+	if (!*tree)
+		*tree = blob_tree_new(&tv.v);
+	rc = blob_encode_tree(&tv.v, *tree, BLOB_LEVEL_DEFAULT, blob, err);
 	for (uint32_t k = 0; k < nt && rc == 0; k++) {
 		int64_t total = profile_total(&tv.v, k);
 		struct series s;
@@ -719,6 +723,7 @@ int service_ingest(struct service *sv, const struct ingest_req *req, struct prof
 		   struct error *err)
 {
 	struct pending pd = {0};
+	struct blob_tree *tree = NULL;
 	struct groups gs;
 	size_t ntypes = req->type ? 1 : p->nr_types, bytes = 0, configured = 0;
 	uint32_t types[VIEW_MAX_TYPES];
@@ -762,7 +767,9 @@ int service_ingest(struct service *sv, const struct ingest_req *req, struct prof
 	pd.keys = xcalloc(configured * gs.n + 1, sizeof(*pd.keys));
 	pd.blobs = xcalloc(gs.n + 1, sizeof(*pd.blobs));
 	for (uint32_t g = 0; configured && g < gs.n && rc == 0; g++)
-		rc = add_group(sv, req, p, types, names, (uint32_t)configured, &gs, g, &pd, err);
+		rc = add_group(sv, req, p, types, names, (uint32_t)configured, &gs, g, &tree, &pd,
+			       err);
+	blob_tree_free(tree);
 	groups_release(&gs);
 	if (rc == 0 && configured == 0)
 		rc = error_set(err, ERR_FORMAT, "none of the profile's sample types is configured");

@@ -98,15 +98,39 @@ static int put_blob(const struct strbuf *body, int level, struct strbuf *out, st
 	return 0;
 }
 
-int blob_encode_level(const struct profile *p, int level, struct strbuf *out, struct error *err)
+static int check_level(int level, struct error *err)
 {
-	struct strbuf body = STRBUF_INIT;
-	int rc;
-
 	if (level && (level < ZSTD_minCLevel() || level > ZSTD_maxCLevel()))
 		return error_set(err, ERR_USAGE, "blob: no zstd level %d (%d to %d)", level,
 				 ZSTD_minCLevel(), ZSTD_maxCLevel());
+	return 0;
+}
+
+int blob_encode_level(const struct profile *p, int level, struct strbuf *out, struct error *err)
+{
+	struct strbuf body = STRBUF_INIT;
+	int rc = check_level(level, err);
+
+	if (rc)
+		return rc;
 	blob_write_body(p, &body);
+	rc = put_blob(&body, level, out, err);
+	strbuf_release(&body);
+	return rc;
+}
+
+int blob_encode_tree(const struct profile *p, const struct blob_tree *t, int level,
+		     struct strbuf *out, struct error *err)
+{
+	struct strbuf body = STRBUF_INIT;
+	int rc = check_level(level, err);
+
+	if (rc)
+		return rc;
+	if (!blob_tree_fits(t, p))
+		return error_set(err, ERR_USAGE,
+				 "blob: the profile does not share the encoded call tree");
+	blob_write_body_tree(p, t, &body);
 	rc = put_blob(&body, level, out, err);
 	strbuf_release(&body);
 	return rc;

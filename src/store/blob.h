@@ -55,6 +55,29 @@ static inline int blob_encode(const struct profile *p, struct strbuf *out, struc
 }
 
 /*
+ * What a body holds about the call tree alone, its frames and their
+ * strings, written once for several profiles that share them: the
+ * service encodes one blob per group of a push's samples (split by their
+ * promoted labels), each from a view of the push with its nodes and frames.  The caller owns the
+ * tree and frees it with blob_tree_free() (NULL is a no-op); it borrows
+ * nothing from p.
+ */
+struct blob_tree;
+
+struct blob_tree *blob_tree_new(const struct profile *p);
+void blob_tree_free(struct blob_tree *t);
+
+/*
+ * As blob_encode_level(), the same bytes, for a p that shares t's call
+ * tree: its nodes and frames are the very arrays t was made from,
+ * unchanged since, and its string table the same one or a copy with
+ * strings added after them.  ERR_USAGE when p's node or frame arrays are
+ * not the tree's (a different or grown profile), as for a bad level.
+ */
+int blob_encode_tree(const struct profile *p, const struct blob_tree *t, int level,
+		     struct strbuf *out, struct error *err);
+
+/*
  * Decode a blob into a new profile (*out, the caller's to free).  lim may
  * be NULL for BLOB_LIMITS_DEFAULT.  Returns 0, ERR_FORMAT for a corrupt
  * blob, ERR_LIMIT for one over the limits, ERR_UNSUPPORTED for a version

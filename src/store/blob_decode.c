@@ -48,6 +48,8 @@ struct reader {
 
 #define NO_INDEX UINT32_MAX
 
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+
 static int fail(struct reader *r, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -88,42 +90,100 @@ static int out_of_range(struct reader *r, const char *what, uint32_t i, const ch
 		    where(buf, sizeof(buf), what, i, field), v);
 }
 
-static bool get_long(struct reader *r, uint64_t *out);
-
-/* Most numbers take one byte: that case inline, the rest out of line. */
-static inline bool get_u64(struct reader *r, uint64_t *out)
+/*
+ * Numbers.  One takes at most VARINT_MAX bytes, so a column of n numbers
+ * with VARINT_MAX * n bytes left cannot run past the end: such a column
+ * (nearly all of them, but the last few near the end of a body) is read
+ * without looking at the end, one check for the column instead of one a
+ * byte.  Each column loop keeps its position in a local, which stores to
+ * the output cannot alias (the build has no strict aliasing).
+ */
+/*
+ * A number of more than one byte at p, VARINT_MAX bytes readable; NULL
+ * when over 64 bits.  Two bytes (lines, string lengths, small address
+ * differences) inline.
+ */
+static inline const uint8_t *get_long_fast(const uint8_t *p, uint64_t *out)
 {
-	if (likely(r->p < r->end && *r->p < 0x80)) {
-		*out = *r->p++;
-		return true;
+	uint64_t v = 0;
+
+	if (p[1] < 0x80) {
+		*out = (p[0] & 0x7f) | (uint64_t)p[1] << 7;
+		return p + 2;
 	}
-	return get_long(r, out);
+	for (unsigned shift = 0; shift < 63; shift += 7) {
+		uint8_t b = *p++;
+
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (b < 0x80) {
+			*out = v;
+			return p;
+		}
+	}
+	if (*p > 1)
+		return NULL;
+	*out = v | (uint64_t)*p << 63;
+	return p + 1;
 }
 
-static bool get_long(struct reader *r, uint64_t *out)
+/* The same, looking at end: NULL when the number is cut off (*cut set) or over 64 bits. */
+static const uint8_t *get_long_checked(const uint8_t *p, const uint8_t *end, uint64_t *out,
+				       bool *cut)
 {
-	const uint8_t *p = r->p;
 	uint64_t v = 0;
 
 	for (unsigned shift = 0;; shift += 7) {
 		uint8_t b;
 
-		if (p == r->end) {
-			r->fault = "data ends inside it";
-			return false;
+		if (p == end) {
+			*cut = true;
+			return NULL;
 		}
 		b = *p++;
-		if (shift == 63 && b > 1) {
-			r->fault = "number over 64 bits";
-			return false;
-		}
+		if (shift == 63 && b > 1)
+			return NULL;
 		v |= (uint64_t)(b & 0x7f) << shift;
 		if (b < 0x80) {
-			r->p = p;
 			*out = v;
-			return true;
+			return p;
 		}
 	}
+}
+
+/*
+ * One number at *pp into *out, advancing *pp; fast when a whole column
+ * fits (see above).  Most numbers take one byte: that case inline.  On
+ * false, r->fault says why.
+ */
+static ALWAYS_INLINE bool next(struct reader *r, const uint8_t **pp, const uint8_t *end, bool fast,
+			       uint64_t *out)
+{
+	const uint8_t *p = *pp;
+	bool cut = false;
+
+	if (likely((fast || p < end) && *p < 0x80)) {
+		*out = *p;
+		*pp = p + 1;
+		return true;
+	}
+	p = fast ? get_long_fast(p, out) : get_long_checked(p, end, out, &cut);
+	if (unlikely(!p)) {
+		r->fault = cut ? "data ends inside it" : "number over 64 bits";
+		return false;
+	}
+	*pp = p;
+	return true;
+}
+
+/* Whether n numbers fit in what is left for certain. */
+static inline bool column_fits(const struct reader *r, uint32_t n)
+{
+	return (size_t)(r->end - r->p) / VARINT_MAX >= n;
+}
+
+static bool get_u64(struct reader *r, uint64_t *out)
+{
+	return next(r, &r->p, r->end, false, out);
 }
 
 /* One number below bound. */
@@ -150,42 +210,72 @@ static int get_s64(struct reader *r, int64_t *out, const char *what, const char 
 	return 0;
 }
 
+/*
+ * Column loops (*_column) are written once and inlined into their callers
+ * with fast a constant, true or false: each column gets two copies, one
+ * without the end checks.
+ */
+
 /* A column of ids out[first .. first + n), each below bound. */
-static int get_ids(struct reader *r, uint32_t first, uint32_t n, uint64_t bound, uint32_t *out,
-		   const char *what, const char *field)
+static ALWAYS_INLINE int ids_column(struct reader *r, bool fast, uint32_t first, uint32_t n,
+				    uint64_t bound, uint32_t *out, const char *what,
+				    const char *field)
 {
+	const uint8_t *p = r->p, *end = r->end;
+
 	for (uint32_t i = first; i < first + n; i++) {
 		uint64_t v;
 
-		if (!get_u64(r, &v))
+		if (!next(r, &p, end, fast, &v))
 			return bad_number(r, what, i, field);
 		if (v >= bound)
 			return out_of_range(r, what, i, field, v);
 		out[i] = (uint32_t)v;
 	}
+	r->p = p;
 	return 0;
 }
 
-/* A column written by put_ref: differences from one past the largest id so far. */
-static int get_refs(struct reader *r, uint32_t first, uint32_t n, uint32_t bound, uint32_t next,
-		    uint32_t *out, const char *what, const char *field)
+static int get_ids(struct reader *r, uint32_t first, uint32_t n, uint64_t bound, uint32_t *out,
+		   const char *what, const char *field)
 {
+	if (column_fits(r, n))
+		return ids_column(r, true, first, n, bound, out, what, field);
+	return ids_column(r, false, first, n, bound, out, what, field);
+}
+
+/* A column written by put_ref: differences from one past the largest id so far. */
+static ALWAYS_INLINE int refs_column(struct reader *r, bool fast, uint32_t first, uint32_t n,
+				     uint32_t bound, uint32_t next_id, uint32_t *out,
+				     const char *what, const char *field)
+{
+	const uint8_t *p = r->p, *end = r->end;
+
 	for (uint32_t i = first; i < first + n; i++) {
 		uint64_t v;
 		int64_t id;
 
-		if (!get_u64(r, &v))
+		if (!next(r, &p, end, fast, &v))
 			return bad_number(r, what, i, field);
-		if (__builtin_add_overflow((int64_t)next, unzigzag(v), &id))
+		if (__builtin_add_overflow((int64_t)next_id, unzigzag(v), &id))
 			id = INT64_MAX;
 		if (id < 0 || id >= (int64_t)bound)
 			return fail(r, ERR_FORMAT, "%s %u: %s %" PRId64 " out of range", what, i,
 				    field, id);
 		out[i] = (uint32_t)id;
-		if (out[i] >= next)
-			next = out[i] + 1;
+		if (out[i] >= next_id)
+			next_id = out[i] + 1;
 	}
+	r->p = p;
 	return 0;
+}
+
+static int get_refs(struct reader *r, uint32_t first, uint32_t n, uint32_t bound, uint32_t next_id,
+		    uint32_t *out, const char *what, const char *field)
+{
+	if (column_fits(r, n))
+		return refs_column(r, true, first, n, bound, next_id, out, what, field);
+	return refs_column(r, false, first, n, bound, next_id, out, what, field);
 }
 
 /*
@@ -265,17 +355,26 @@ static int get_strings(struct reader *r)
 	return 0;
 }
 
-static int get_addrs(struct reader *r, uint32_t n, uint64_t *out)
+static ALWAYS_INLINE int addrs_column(struct reader *r, bool fast, uint32_t n, uint64_t *out)
 {
+	const uint8_t *p = r->p, *end = r->end;
 	uint64_t addr = 0, v;
 
 	for (uint32_t i = 0; i < n; i++) {
-		if (!get_u64(r, &v))
+		if (!next(r, &p, end, fast, &v))
 			return bad_number(r, "frame", i, "addr");
 		addr += (uint64_t)unzigzag(v);
 		out[i] = addr;
 	}
+	r->p = p;
 	return 0;
+}
+
+static int get_addrs(struct reader *r, uint32_t n, uint64_t *out)
+{
+	if (column_fits(r, n))
+		return addrs_column(r, true, n, out);
+	return addrs_column(r, false, n, out);
 }
 
 static int get_frames(struct reader *r)
@@ -306,6 +405,26 @@ static int get_frames(struct reader *r)
 	return 0;
 }
 
+/* A parent delta d puts node i under node i - 1 - d: never after it. */
+static ALWAYS_INLINE int parents_column(struct reader *r, bool fast, uint32_t n, uint32_t *parent)
+{
+	const uint8_t *p = r->p, *end = r->end;
+
+	for (uint32_t i = 1; i <= n; i++) {
+		uint64_t d;
+
+		if (!next(r, &p, end, fast, &d))
+			return bad_number(r, "node", i, "parent");
+		if (d > i - 1)
+			return fail(r, ERR_FORMAT,
+				    "node %u: parent delta %" PRIu64 " out of range (at most %u)",
+				    i, d, i - 1);
+		parent[i] = i - 1 - (uint32_t)d;
+	}
+	r->p = p;
+	return 0;
+}
+
 static int get_nodes(struct reader *r)
 {
 	struct view *v = r->v;
@@ -318,18 +437,9 @@ static int get_nodes(struct reader *r)
 	if (!ALLOC(r, v->parent, v->nr_nodes) || !ALLOC(r, v->frame, v->nr_nodes))
 		return ERR_LIMIT;
 	v->parent[0] = v->frame[0] = 0;
-	/* A parent delta d puts node i under node i - 1 - d: never after it. */
-	for (uint32_t i = 1; i <= n; i++) {
-		uint64_t d;
-
-		if (!get_u64(r, &d))
-			return bad_number(r, "node", i, "parent");
-		if (d > i - 1)
-			return fail(r, ERR_FORMAT,
-				    "node %u: parent delta %" PRIu64 " out of range (at most %u)",
-				    i, d, i - 1);
-		v->parent[i] = i - 1 - (uint32_t)d;
-	}
+	if ((rc = column_fits(r, n) ? parents_column(r, true, n, v->parent)
+				    : parents_column(r, false, n, v->parent)))
+		return rc;
 	return get_refs(r, 1, n, v->nr_frames, 0, v->frame, "node", "frame");
 }
 
@@ -425,22 +535,34 @@ static int get_profile_labels(struct reader *r)
 	return rc;
 }
 
+static ALWAYS_INLINE int sample_nodes_column(struct reader *r, bool fast, struct view *v)
+{
+	const uint8_t *p = r->p, *end = r->end;
+	uint32_t *out = v->s_node, n = v->nr_samples, nr_nodes = v->nr_nodes;
+	uint64_t node = 0, d;
+
+	for (uint32_t i = 0; i < n; i++) {
+		if (!next(r, &p, end, fast, &d))
+			return bad_number(r, "sample", i, "node");
+		if (d >= nr_nodes - node)
+			return fail(r, ERR_FORMAT, "sample %u: node delta %" PRIu64 " out of range",
+				    i, d);
+		node += d;
+		out[i] = (uint32_t)node;
+	}
+	r->p = p;
+	return 0;
+}
+
 /* Nodes as deltas (so sorted by node), then label sets, strictly increasing together. */
 static int get_sample_keys(struct reader *r)
 {
 	struct view *v = r->v;
-	uint64_t node = 0, d;
-	int rc;
+	int rc = column_fits(r, v->nr_samples) ? sample_nodes_column(r, true, v)
+					       : sample_nodes_column(r, false, v);
 
-	for (uint32_t i = 0; i < v->nr_samples; i++) {
-		if (!get_u64(r, &d))
-			return bad_number(r, "sample", i, "node");
-		if (d >= v->nr_nodes - node)
-			return fail(r, ERR_FORMAT, "sample %u: node delta %" PRIu64 " out of range",
-				    i, d);
-		node += d;
-		v->s_node[i] = (uint32_t)node;
-	}
+	if (rc)
+		return rc;
 	if ((rc = get_ids(r, 0, v->nr_samples, v->nr_sets, v->s_set, "sample", "labels")))
 		return rc;
 	for (uint32_t i = 1; i < v->nr_samples; i++) {
@@ -464,27 +586,40 @@ static bool unscale(int64_t q, uint64_t g, int64_t *out)
 	return true;
 }
 
-static int get_values(struct reader *r, uint32_t t)
+static ALWAYS_INLINE int values_column(struct reader *r, bool fast, uint32_t t, uint64_t g)
 {
-	struct view *v = r->v;
-	uint64_t g, q;
+	const uint8_t *p = r->p, *end = r->end;
+	const struct view *v = r->v;
+	uint32_t n = v->nr_samples, stride = v->nr_types;
+	int64_t *out = v->values + t;
+	uint64_t q;
 
-	if (!get_u64(r, &g))
-		return bad_number(r, "sample type", t, "divisor");
-	for (uint32_t i = 0; i < v->nr_samples; i++) {
-		int64_t *out = &v->values[(size_t)i * v->nr_types + t];
-
-		if (!g) {
-			*out = 0;
-			continue;
-		}
-		if (!get_u64(r, &q))
+	for (uint32_t i = 0; i < n; i++) {
+		if (!next(r, &p, end, fast, &q))
 			return bad_number(r, "sample", i, "value");
-		if (!unscale(unzigzag(q), g, out))
+		if (!unscale(unzigzag(q), g, &out[(size_t)i * stride]))
 			return fail(r, ERR_FORMAT, "sample %u: value of type %u over 64 bits", i,
 				    t);
 	}
+	r->p = p;
 	return 0;
+}
+
+static int get_values(struct reader *r, uint32_t t)
+{
+	struct view *v = r->v;
+	uint64_t g;
+
+	if (!get_u64(r, &g))
+		return bad_number(r, "sample type", t, "divisor");
+	if (!g) {
+		for (uint32_t i = 0; i < v->nr_samples; i++)
+			v->values[(size_t)i * v->nr_types + t] = 0;
+		return 0;
+	}
+	if (column_fits(r, v->nr_samples))
+		return values_column(r, true, t, g);
+	return values_column(r, false, t, g);
 }
 
 static int get_samples(struct reader *r)
@@ -575,9 +710,12 @@ static void map_nodes(struct apply *a, bool all)
 	const struct view *v = a->v;
 
 	memset(a->need, all, v->nr_nodes);
-	for (uint32_t s = 0; s < v->nr_samples && !all; s++) {
-		for (uint32_t n = v->s_node[s]; n && !a->need[n]; n = v->parent[n])
-			a->need[n] = 1;
+	/* A parent comes before its node: one sweep back marks every node on a sample's path. */
+	for (uint32_t s = 0; s < v->nr_samples && !all; s++)
+		a->need[v->s_node[s]] = 1;
+	for (uint32_t n = v->nr_nodes - 1; n && !all; n--) {
+		if (a->need[n])
+			a->need[v->parent[n]] = 1;
 	}
 	a->nodes[0] = 0;
 	for (uint32_t n = 1; n < v->nr_nodes; n++) {

@@ -16,12 +16,20 @@
  * difference from it.  Samples are sorted by node, written as deltas, and
  * each type's values divided by their greatest common divisor (CPU time
  * is a multiple of the sampling period).
+ *
+ * A body is written in two parts.  The tree (struct blob_tree) depends
+ * only on the call tree, its frames and their strings: the frames and
+ * nodes sections, and the first strings of the strings section (frame
+ * names, modules, files, numbered before any other).  The rest (types,
+ * labels, samples and the strings they add) is written per profile; the
+ * strings section, which comes first but is known last, is put together
+ * from both at the end.
  */
 
-/* Room for n more varints in sb; returns where to write them. */
+/* Room for n more varints in sb (a column at once); returns where to write them. */
 static uint8_t *room(struct strbuf *sb, size_t n)
 {
-	strbuf_grow(sb, st_mult(n, 10));
+	strbuf_grow(sb, st_mult(n, VARINT_MAX));
 	return (uint8_t *)sb->buf + sb->len;
 }
 
@@ -32,10 +40,14 @@ static void wrote(struct strbuf *sb, const uint8_t *end)
 
 static inline uint8_t *put(uint8_t *w, uint64_t v)
 {
-	while (v >= 0x80) {
+	if (likely(v < 0x80)) {
+		*w = (uint8_t)v;
+		return w + 1;
+	}
+	do {
 		*w++ = (uint8_t)(v | 0x80);
 		v >>= 7;
-	}
+	} while (v >= 0x80);
 	*w++ = (uint8_t)v;
 	return w;
 }
@@ -54,110 +66,270 @@ static inline uint8_t *put_ref(uint8_t *w, uint32_t id, uint32_t *next)
 	return w;
 }
 
-/* Profile ids to blob ids (map, UNSET until used) and back (order). */
+struct blob_tree {
+	/* What the tree was made from, to check that a profile shares it. */
+	const struct pnode *nodes;
+	const struct frame *frames;
+	uint32_t nr_nodes, nr_frames;
+	uint32_t *node_map;	   /* profile node -> blob node */
+	uint32_t *str_map, nr_map; /* profile string (below nr_map) -> blob string, or UNSET */
+	uint32_t *strs, nr_strs;   /* blob string -> profile string; 0 is "" */
+	struct strbuf lens, chars; /* those strings' length column and bytes */
+	struct strbuf sections;	   /* the frames and nodes sections */
+};
+
+/* Profile ids to blob ids (map, UNSET until used) and back (order), for one body. */
 struct enc {
 	const struct profile *p;
-	struct strbuf *sb;
+	const struct blob_tree *tree;
+	struct strbuf *sb; /* what follows the tree's sections */
 	uint32_t *str_map, *strs, nr_strs;
-	uint32_t *frame_map, *frames, nr_frames;
-	uint32_t *node_map, *nodes;
 	uint32_t *set_map, *sets, nr_sets;
 	uint32_t *samples;
+	uint64_t *keys; /* per sample, for sorting */
 };
 
 static uint32_t *unset_array(size_t n)
 {
-	uint32_t *a = xmalloc(st_mult(n, sizeof(*a)));
+	uint32_t *a = xmalloc(st_mult(n ? n : 1, sizeof(*a)));
 
 	memset(a, 0xff, n * sizeof(*a));
 	return a;
 }
 
-static void enc_init(struct enc *e, const struct profile *p, struct strbuf *sb)
+/* String id in the blob, numbered by first use; map and order have room for every id. */
+static inline uint32_t map_str(uint32_t *map, uint32_t *order, uint32_t *nr, uint32_t id)
+{
+	if (map[id] == UNSET) {
+		map[id] = *nr;
+		order[(*nr)++] = id;
+	}
+	return map[id];
+}
+
+static uint32_t enc_str(struct enc *e, uint32_t id)
+{
+	return map_str(e->str_map, e->strs, &e->nr_strs, id);
+}
+
+static uint32_t tree_str(struct blob_tree *t, uint32_t id)
+{
+	return map_str(t->str_map, t->strs, &t->nr_strs, id);
+}
+
+/*
+ * Blob node ids in preorder, blob frame ids in order of first use by
+ * them; per blob node, its parent delta and blob frame (what the nodes
+ * section holds).  Returns the frames in blob order, *nr_frames of them.
+ */
+static uint32_t *order_nodes(struct blob_tree *t, const struct profile *p, uint32_t *delta,
+			     uint32_t *frame, uint32_t *nr_frames)
+{
+	uint32_t *stack = xmalloc(st_mult(p->nr_nodes, 2 * sizeof(uint32_t)));
+	uint32_t *frame_map = unset_array(p->nr_frames);
+	uint32_t *frames = xmalloc(st_mult(p->nr_frames ? p->nr_frames : 1, sizeof(uint32_t)));
+	uint32_t top = 0, nr = 0;
+
+	*nr_frames = 0;
+	t->node_map[0] = 0;
+	/* The stack holds (profile node, its parent's blob id) pairs. */
+	for (uint32_t c = p->nodes[0].first_child; c; c = p->nodes[c].next_sibling) {
+		stack[top++] = c;
+		stack[top++] = 0;
+	}
+	while (top) {
+		uint32_t parent = stack[--top], n = stack[--top], f = p->nodes[n].frame;
+
+		t->node_map[n] = ++nr;
+		delta[nr] = nr - 1 - parent;
+		if (frame_map[f] == UNSET) {
+			frame_map[f] = *nr_frames;
+			frames[(*nr_frames)++] = f;
+		}
+		frame[nr] = frame_map[f];
+		for (uint32_t c = p->nodes[n].first_child; c; c = p->nodes[c].next_sibling) {
+			stack[top++] = c;
+			stack[top++] = nr;
+		}
+	}
+	free(frame_map);
+	free(stack);
+	return frames;
+}
+
+static void put_frames(struct blob_tree *t, const struct profile *p, const uint32_t *frames,
+		       uint32_t n)
+{
+	const struct frame *fr = p->frames;
+	struct strbuf *sb = &t->sections;
+	uint32_t next = 1;
+	uint64_t addr = 0;
+	uint8_t *w;
+
+	put1(sb, n);
+	w = room(sb, (size_t)n * 6);
+	for (uint32_t i = 0; i < n; i++)
+		w = put_ref(w, tree_str(t, fr[frames[i]].name), &next);
+	for (uint32_t i = 0; i < n; i++)
+		w = put(w, tree_str(t, fr[frames[i]].module));
+	for (uint32_t i = 0; i < n; i++)
+		w = put(w, tree_str(t, fr[frames[i]].file));
+	for (uint32_t i = 0; i < n; i++)
+		w = put(w, fr[frames[i]].line);
+	for (uint32_t i = 0; i < n; i++) {
+		w = put(w, zigzag((int64_t)(fr[frames[i]].addr - addr)));
+		addr = fr[frames[i]].addr;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		w = put(w, fr[frames[i]].flags);
+	wrote(sb, w);
+}
+
+static void put_nodes(struct blob_tree *t, uint32_t n, const uint32_t *delta, const uint32_t *frame)
+{
+	struct strbuf *sb = &t->sections;
+	uint32_t next = 0;
+	uint8_t *w;
+
+	put1(sb, n - 1);
+	w = room(sb, (size_t)n * 2);
+	for (uint32_t i = 1; i < n; i++)
+		w = put(w, delta[i]);
+	for (uint32_t i = 1; i < n; i++)
+		w = put_ref(w, frame[i], &next);
+	wrote(sb, w);
+}
+
+/* The lengths and bytes of blob strings from .. nr-1 (profile ids in strs), appended. */
+static void put_strs(const struct strtab *st, const uint32_t *strs, uint32_t from, uint32_t nr,
+		     struct strbuf *lens, struct strbuf *chars)
+{
+	size_t bytes = 0;
+	uint8_t *w = room(lens, nr - from);
+	char *c;
+
+	for (uint32_t i = from; i < nr; i++) {
+		w = put(w, strtab_len(st, strs[i]));
+		bytes += strtab_len(st, strs[i]);
+	}
+	wrote(lens, w);
+	strbuf_grow(chars, bytes);
+	c = chars->buf + chars->len;
+	for (uint32_t i = from; i < nr; i++) {
+		memcpy(c, strtab_str(st, strs[i]), strtab_len(st, strs[i]));
+		c += strtab_len(st, strs[i]);
+	}
+	strbuf_setlen(chars, chars->len + bytes);
+}
+
+struct blob_tree *blob_tree_new(const struct profile *p)
+{
+	struct blob_tree *t = xcalloc(1, sizeof(*t));
+	uint32_t *delta = xmalloc(st_mult(p->nr_nodes, sizeof(uint32_t)));
+	uint32_t *frame = xmalloc(st_mult(p->nr_nodes, sizeof(uint32_t)));
+	uint32_t *frames, nr_frames;
+
+	t->nodes = p->nodes;
+	t->frames = p->frames;
+	t->nr_nodes = p->nr_nodes;
+	t->nr_frames = p->nr_frames;
+	t->node_map = xmalloc(st_mult(p->nr_nodes, sizeof(uint32_t)));
+	t->nr_map = p->strs.nr;
+	t->str_map = unset_array(p->strs.nr);
+	t->strs = xmalloc(st_mult(p->strs.nr, sizeof(uint32_t)));
+	t->str_map[0] = t->strs[0] = 0;
+	t->nr_strs = 1;
+	strbuf_init(&t->lens, 0);
+	strbuf_init(&t->chars, 0);
+	/* About what a frame and a node take, so that the sections grow once or never. */
+	strbuf_init(&t->sections, st_add(st_mult(p->nr_frames, 12), st_mult(p->nr_nodes, 3)));
+	frames = order_nodes(t, p, delta, frame, &nr_frames);
+	put_frames(t, p, frames, nr_frames);
+	put_nodes(t, p->nr_nodes, delta, frame);
+	put_strs(&p->strs, t->strs, 1, t->nr_strs, &t->lens, &t->chars);
+	free(frames);
+	free(frame);
+	free(delta);
+	return t;
+}
+
+void blob_tree_free(struct blob_tree *t)
+{
+	if (!t)
+		return;
+	free(t->node_map);
+	free(t->str_map);
+	free(t->strs);
+	strbuf_release(&t->lens);
+	strbuf_release(&t->chars);
+	strbuf_release(&t->sections);
+	free(t);
+}
+
+bool blob_tree_fits(const struct blob_tree *t, const struct profile *p)
+{
+	return t->nodes == p->nodes && t->nr_nodes == p->nr_nodes && t->frames == p->frames &&
+	       t->nr_frames == p->nr_frames && t->nr_map <= p->strs.nr;
+}
+
+static void enc_init(struct enc *e, const struct profile *p, const struct blob_tree *t,
+		     struct strbuf *sb)
 {
 	memset(e, 0, sizeof(*e));
 	e->p = p;
+	e->tree = t;
 	e->sb = sb;
-	e->str_map = unset_array(p->strs.nr);
+	/* The tree's strings keep their numbers; the profile's others come after them. */
+	e->str_map = xmalloc(st_mult(p->strs.nr, sizeof(uint32_t)));
+	memcpy(e->str_map, t->str_map, t->nr_map * sizeof(uint32_t));
+	memset(e->str_map + t->nr_map, 0xff, (p->strs.nr - t->nr_map) * sizeof(uint32_t));
 	e->strs = xmalloc(st_mult(p->strs.nr, sizeof(uint32_t)));
-	e->str_map[0] = e->strs[0] = 0;
-	e->nr_strs = 1;
-	e->frame_map = unset_array(p->nr_frames);
-	e->frames = xmalloc(st_mult(p->nr_frames, sizeof(uint32_t)));
-	e->node_map = xmalloc(st_mult(p->nr_nodes, sizeof(uint32_t)));
-	e->nodes = xmalloc(st_mult(p->nr_nodes, sizeof(uint32_t)));
+	memcpy(e->strs, t->strs, t->nr_strs * sizeof(uint32_t));
+	e->nr_strs = t->nr_strs;
 	e->set_map = unset_array(p->nr_labelsets);
-	e->sets = xmalloc(st_mult(p->nr_labelsets, sizeof(uint32_t)));
-	e->samples = xmalloc(st_mult(p->nr_samples, sizeof(uint32_t)));
+	e->sets = xmalloc(st_mult(p->nr_labelsets ? p->nr_labelsets : 1, sizeof(uint32_t)));
+	e->samples = xmalloc(st_mult(p->nr_samples ? p->nr_samples : 1, sizeof(uint32_t)));
+	e->keys = xmalloc(st_mult(p->nr_samples ? p->nr_samples : 1, sizeof(uint64_t)));
 }
 
 static void enc_release(struct enc *e)
 {
 	free(e->str_map);
 	free(e->strs);
-	free(e->frame_map);
-	free(e->frames);
-	free(e->node_map);
-	free(e->nodes);
 	free(e->set_map);
 	free(e->sets);
 	free(e->samples);
+	free(e->keys);
 }
 
-static uint32_t enc_str(struct enc *e, uint32_t id)
-{
-	if (e->str_map[id] == UNSET) {
-		e->str_map[id] = e->nr_strs;
-		e->strs[e->nr_strs++] = id;
-	}
-	return e->str_map[id];
-}
-
-/* Blob node ids in preorder, blob frame ids in order of first use by them. */
-static void order_nodes(struct enc *e)
-{
-	const struct profile *p = e->p;
-	uint32_t *stack = xmalloc(st_mult(p->nr_nodes, sizeof(uint32_t)));
-	uint32_t top = 0, nr = 1;
-
-	e->node_map[0] = e->nodes[0] = 0;
-	stack[top++] = 0;
-	while (top) {
-		uint32_t n = stack[--top], f = p->nodes[n].frame;
-
-		if (n) {
-			e->node_map[n] = nr;
-			e->nodes[nr++] = n;
-			if (e->frame_map[f] == UNSET) {
-				e->frame_map[f] = e->nr_frames;
-				e->frames[e->nr_frames++] = f;
-			}
-		}
-		for (uint32_t c = p->nodes[n].first_child; c; c = p->nodes[c].next_sibling)
-			stack[top++] = c;
-	}
-	free(stack);
-}
-
-/* Sample s's sort key: its blob node, then its label set (the profile's id or the blob's). */
-static uint64_t sample_key(const struct enc *e, uint32_t s, bool blob_set)
-{
-	const struct psample *ps = &e->p->samples[s];
-
-	return (uint64_t)e->node_map[ps->node] << 32 |
-	       (blob_set ? e->set_map[ps->labels] : ps->labels);
-}
-
-/* An insertion sort of samples already in node order: it only orders those of one node. */
+/*
+ * An insertion sort of the samples already in node order by their key:
+ * their blob node, then their label set (the profile's id or the
+ * blob's).  It only orders those of one node.
+ */
 static void sort_within_nodes(struct enc *e, bool blob_set)
 {
-	for (uint32_t i = 1; i < e->p->nr_samples; i++) {
-		uint32_t s = e->samples[i], j = i;
-		uint64_t key = sample_key(e, s, blob_set);
+	const struct psample *ps = e->p->samples;
+	const uint32_t *node_map = e->tree->node_map;
+	uint32_t *s = e->samples;
+	uint64_t *key = e->keys;
 
-		for (; j && sample_key(e, e->samples[j - 1], blob_set) > key; j--)
-			e->samples[j] = e->samples[j - 1];
-		e->samples[j] = s;
+	for (uint32_t i = 0; i < e->p->nr_samples; i++) {
+		uint32_t set = ps[s[i]].labels;
+
+		key[i] = (uint64_t)node_map[ps[s[i]].node] << 32 |
+			 (blob_set ? e->set_map[set] : set);
+	}
+	for (uint32_t i = 1; i < e->p->nr_samples; i++) {
+		uint64_t k = key[i];
+		uint32_t si = s[i], j = i;
+
+		for (; j && key[j - 1] > k; j--) {
+			key[j] = key[j - 1];
+			s[j] = s[j - 1];
+		}
+		key[j] = k;
+		s[j] = si;
 	}
 }
 
@@ -165,14 +337,15 @@ static void sort_within_nodes(struct enc *e, bool blob_set)
 static void order_samples(struct enc *e)
 {
 	const struct profile *p = e->p;
+	const uint32_t *node_map = e->tree->node_map;
 	uint32_t *start = xcalloc(st_add(p->nr_nodes, 1), sizeof(uint32_t));
 
 	for (uint32_t s = 0; s < p->nr_samples; s++)
-		start[e->node_map[p->samples[s].node] + 1]++;
+		start[node_map[p->samples[s].node] + 1]++;
 	for (uint32_t n = 0; n < p->nr_nodes; n++)
 		start[n + 1] += start[n];
 	for (uint32_t s = 0; s < p->nr_samples; s++)
-		e->samples[start[e->node_map[p->samples[s].node]]++] = s;
+		e->samples[start[node_map[p->samples[s].node]]++] = s;
 	free(start);
 	sort_within_nodes(e, false);
 }
@@ -199,47 +372,6 @@ static void order_sets(struct enc *e)
 	for (uint32_t i = 0; i < e->p->nr_samples; i++)
 		use_set(e, e->p->samples[e->samples[i]].labels);
 	sort_within_nodes(e, true);
-}
-
-static void put_frames(struct enc *e)
-{
-	const struct frame *fr = e->p->frames;
-	uint32_t n = e->nr_frames, next = 1;
-	uint64_t addr = 0;
-	uint8_t *w;
-
-	put1(e->sb, n);
-	w = room(e->sb, (size_t)n * 6);
-	for (uint32_t i = 0; i < n; i++)
-		w = put_ref(w, enc_str(e, fr[e->frames[i]].name), &next);
-	for (uint32_t i = 0; i < n; i++)
-		w = put(w, enc_str(e, fr[e->frames[i]].module));
-	for (uint32_t i = 0; i < n; i++)
-		w = put(w, enc_str(e, fr[e->frames[i]].file));
-	for (uint32_t i = 0; i < n; i++)
-		w = put(w, fr[e->frames[i]].line);
-	for (uint32_t i = 0; i < n; i++) {
-		w = put(w, zigzag((int64_t)(fr[e->frames[i]].addr - addr)));
-		addr = fr[e->frames[i]].addr;
-	}
-	for (uint32_t i = 0; i < n; i++)
-		w = put(w, fr[e->frames[i]].flags);
-	wrote(e->sb, w);
-}
-
-static void put_nodes(struct enc *e)
-{
-	const struct pnode *nodes = e->p->nodes;
-	uint32_t n = e->p->nr_nodes, next = 0;
-	uint8_t *w;
-
-	put1(e->sb, n - 1);
-	w = room(e->sb, (size_t)n * 2);
-	for (uint32_t i = 1; i < n; i++)
-		w = put(w, i - 1 - e->node_map[nodes[e->nodes[i]].parent]);
-	for (uint32_t i = 1; i < n; i++)
-		w = put_ref(w, e->frame_map[nodes[e->nodes[i]].frame], &next);
-	wrote(e->sb, w);
 }
 
 static void put_types(struct enc *e)
@@ -342,13 +474,14 @@ static void put_values(struct enc *e, uint32_t t)
 static void put_samples(struct enc *e)
 {
 	const struct profile *p = e->p;
+	const uint32_t *node_map = e->tree->node_map;
 	uint32_t n = p->nr_samples, prev = 0;
 	uint8_t *w;
 
 	put1(e->sb, n);
 	w = room(e->sb, (size_t)n * 2);
 	for (uint32_t i = 0; i < n; i++) {
-		uint32_t node = e->node_map[p->samples[e->samples[i]].node];
+		uint32_t node = node_map[p->samples[e->samples[i]].node];
 
 		w = put(w, node - prev);
 		prev = node;
@@ -360,37 +493,49 @@ static void put_samples(struct enc *e)
 		put_values(e, t);
 }
 
-/* The strings section: count, lengths, bytes; known only once every other section is written. */
-static void put_strings(const struct enc *e, struct strbuf *sb)
+/*
+ * The body: the strings section (the tree's strings, then the ones the
+ * rest added), the tree's sections, the rest.
+ */
+static void put_body(const struct enc *e, struct strbuf *body)
 {
-	const struct strtab *st = &e->p->strs;
-	uint8_t *w;
+	const struct blob_tree *t = e->tree;
+	struct strbuf lens = STRBUF_INIT, chars = STRBUF_INIT;
 
-	put1(sb, e->nr_strs - 1);
-	w = room(sb, e->nr_strs);
-	for (uint32_t i = 1; i < e->nr_strs; i++)
-		w = put(w, strtab_len(st, e->strs[i]));
-	wrote(sb, w);
-	for (uint32_t i = 1; i < e->nr_strs; i++)
-		strbuf_add(sb, strtab_str(st, e->strs[i]), strtab_len(st, e->strs[i]));
+	put_strs(&e->p->strs, e->strs, t->nr_strs, e->nr_strs, &lens, &chars);
+	strbuf_grow(body, VARINT_MAX + t->lens.len + lens.len + t->chars.len + chars.len +
+				  t->sections.len + e->sb->len);
+	put1(body, e->nr_strs - 1);
+	strbuf_add(body, t->lens.buf, t->lens.len);
+	strbuf_add(body, lens.buf, lens.len);
+	strbuf_add(body, t->chars.buf, t->chars.len);
+	strbuf_add(body, chars.buf, chars.len);
+	strbuf_add(body, t->sections.buf, t->sections.len);
+	strbuf_add(body, e->sb->buf, e->sb->len);
+	strbuf_release(&lens);
+	strbuf_release(&chars);
 }
 
-void blob_write_body(const struct profile *p, struct strbuf *body)
+void blob_write_body_tree(const struct profile *p, const struct blob_tree *t, struct strbuf *body)
 {
 	struct strbuf rest = STRBUF_INIT;
 	struct enc e;
 
-	enc_init(&e, p, &rest);
-	order_nodes(&e);
+	enc_init(&e, p, t, &rest);
 	order_samples(&e);
 	order_sets(&e);
-	put_frames(&e);
-	put_nodes(&e);
 	put_types(&e);
 	put_labels(&e);
 	put_samples(&e);
-	put_strings(&e, body);
-	strbuf_add(body, rest.buf, rest.len);
+	put_body(&e, body);
 	enc_release(&e);
 	strbuf_release(&rest);
+}
+
+void blob_write_body(const struct profile *p, struct strbuf *body)
+{
+	struct blob_tree *t = blob_tree_new(p);
+
+	blob_write_body_tree(p, t, body);
+	blob_tree_free(t);
 }

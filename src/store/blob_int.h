@@ -14,6 +14,7 @@
 #define BLOB_MAX_DECIMALS 9    /* as profile_set_decimals supports */
 #define BLOB_FRAME_FLAGS  (FRAME_INLINED | FRAME_KERNEL | FRAME_JIT | FRAME_UNSYMBOLIZED)
 #define UNSET		  UINT32_MAX
+#define VARINT_MAX	  10 /* bytes of a 64-bit LEB128 number at most */
 
 static inline uint64_t zigzag(int64_t v)
 {
@@ -32,6 +33,12 @@ static inline uint64_t magnitude(int64_t v)
 
 /* p's body (everything after the header, before compression), appended to body. */
 void blob_write_body(const struct profile *p, struct strbuf *body);
+
+/* The same, with the frames and nodes sections taken from t, which must fit p. */
+void blob_write_body_tree(const struct profile *p, const struct blob_tree *t, struct strbuf *body);
+
+/* Whether p has the nodes, frames and strings t was made from (see blob_tree_new). */
+bool blob_tree_fits(const struct blob_tree *t, const struct profile *p);
 
 /*
  * Check a whole body and add it to dst as profile_merge would add the

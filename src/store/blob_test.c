@@ -888,6 +888,296 @@ static void test_truncated_profile_round_trips(void **state)
 	profile_free(p);
 }
 
+/* The fixture at path, whole, into sb. */
+static void read_fixture(const char *path, struct strbuf *sb)
+{
+	char full[512], buf[4096];
+	FILE *f;
+	size_t n;
+
+	snprintf(full, sizeof(full), "%s/%s", SOURCE_ROOT, path);
+	f = fopen(full, "rb");
+	if (!f)
+		fail_msg("%s: %s", full, strerror(errno));
+	strbuf_reset(sb);
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		strbuf_add(sb, buf, n);
+	fclose(f);
+}
+
+static void assert_bytes(const struct strbuf *got, const struct strbuf *want, const char *what)
+{
+	if (got->len != want->len || memcmp(got->buf, want->buf, got->len))
+		fail_msg("%s: %zu bytes, not the %zu of the fixture", what, got->len, want->len);
+}
+
+/*
+ * Encoding gives the bytes it always gave (tests/fixtures/blob/README.md):
+ * the store compares blobs as bytes, and a faster encoder must not change
+ * them.  Through a blob_tree too, and from the decoded fixture.
+ */
+static void test_golden_bytes(void **state)
+{
+	static const char *const files[][2] = {
+		{NULL, "tests/fixtures/blob/rich.blob"},
+		{"tests/fixtures/pprof/go_cpu.pb.gz", "tests/fixtures/blob/go_cpu.blob"},
+		{"tests/fixtures/perf/system_wide.perf.txt",
+		 "tests/fixtures/blob/system_wide.blob"},
+		{"tests/fixtures/perf/multi_event.perf.txt",
+		 "tests/fixtures/blob/multi_event.blob"},
+		{"tests/fixtures/perf/cxx_names.perf.txt", "tests/fixtures/blob/cxx_names.blob"},
+	};
+	struct strbuf want = STRBUF_INIT, got = STRBUF_INIT;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		struct error err = ERROR_INIT;
+		struct profile *p, *q;
+		struct blob_tree *t;
+		char path[512];
+
+		if (files[i][0]) {
+			snprintf(path, sizeof(path), "%s/%s", SOURCE_ROOT, files[i][0]);
+			if (profile_read_file(path, NULL, &p, &err))
+				fail_msg("%s", err.msg);
+		} else {
+			p = rich_profile();
+		}
+		read_fixture(files[i][1], &want);
+		encode(p, 0, &got);
+		assert_bytes(&got, &want, files[i][1]);
+		t = blob_tree_new(p);
+		strbuf_reset(&got);
+		assert_int_equal(blob_encode_tree(p, t, 0, &got, &err), 0);
+		assert_bytes(&got, &want, files[i][1]);
+		blob_tree_free(t);
+		assert_int_equal(blob_decode(want.buf, want.len, NULL, &q, &err), 0);
+		assert_equal(p, q);
+		encode(q, 0, &got);
+		assert_bytes(&got, &want, files[i][1]);
+		profile_free(q);
+		profile_free(p);
+	}
+	strbuf_release(&want);
+	strbuf_release(&got);
+}
+
+/* Which columns of varint_profile() hold numbers of every length (the others hold 0s). */
+enum { V_LINES = 1, V_ADDRS = 2, V_VALUES = 4, V_ALL = 7 };
+
+/*
+ * Numbers of every length, 1 to 10 bytes, on both sides of each length's
+ * boundary: in frame lines and addresses (whose differences are signed),
+ * string lengths and sample values (in the columns of what; with no
+ * V_VALUES, a single sample).  What follows a column decides whether the
+ * decoder reads it with its end checks or without (column_fits in
+ * blob_decode.c): pad_nodes unsampled nodes after the frames, and
+ * big_types types of 10-byte values after the first, give the columns
+ * before them more bytes left; what = V_LINES or V_ADDRS gives the frame
+ * columns few.
+ */
+static struct profile *varint_profile(unsigned what, uint32_t pad_nodes, uint32_t big_types)
+{
+	static const uint32_t long_names[] = {126, 127, 128, 129, 16383, 16384};
+	struct profile *p = profile_new();
+	int64_t vals[4 + 10 * 4];
+	uint32_t n = 0, node = 0, pad;
+	char *name = xmalloc(16384);
+
+	vals[n++] = 0;
+	vals[n++] = INT64_MIN;
+	vals[n++] = INT64_MAX;
+	vals[n++] = INT64_MIN + 1;
+	/* zigzag(v) is 2v or -2v - 1: these put it on both sides of 2^7k. */
+	for (int j = 0; j <= 63; j += 7) {
+		int64_t b = (int64_t)1 << (j ? j - 1 : 0);
+
+		vals[n++] = b;
+		vals[n++] = -b;
+		vals[n++] = b - 1;
+		vals[n++] = -b - 1;
+	}
+	assert_int_equal(n, ARRAY_SIZE(vals));
+	profile_add_type(p, "v", "count");
+	for (uint32_t t = 0; t < big_types; t++)
+		profile_add_type(p, t ? "big2" : "big1", "count");
+	for (uint32_t i = 0; i < n; i++) {
+		int64_t v[3] = {vals[i], INT64_MIN + 1 + 2 * (int64_t)i,
+				INT64_MAX - 2 * (int64_t)i};
+		uint32_t shift = 7 * (i % 5), len;
+		struct frame f = {0};
+
+		/* The first names' lengths on both sides of 2^7 and 2^14. */
+		if (i < ARRAY_SIZE(long_names)) {
+			len = long_names[i];
+			memset(name, 'a' + (char)i, len);
+		} else {
+			len = (uint32_t)snprintf(name, 16, "f%u", i);
+		}
+		f.name = profile_intern(p, name, len);
+		if (what & V_LINES)
+			f.line = i == n - 1 ? UINT32_MAX
+				 : i % 2    ? (uint32_t)((1ull << shift) - 1)
+					    : (uint32_t)(1ull << shift);
+		if (what & V_ADDRS)
+			f.addr = (uint64_t)vals[(i * 7) % n];
+		node = profile_child(p, i % 3 ? node : 0, profile_intern_frame(p, &f));
+		if ((what & V_VALUES) || i == n - 1)
+			assert_int_equal(profile_add_sample(p, node, 0, v), 0);
+	}
+	pad = profile_frame_named(p, "pad", 3);
+	for (uint32_t i = 0, at = 0; i < pad_nodes; i++)
+		at = profile_child(p, at, pad);
+	free(name);
+	return p;
+}
+
+static void test_varints_of_every_length(void **state)
+{
+	static const unsigned whats[] = {V_ALL, V_LINES, V_ADDRS};
+	static const uint32_t pads[] = {0, 8, 64, 1024};
+
+	(void)state;
+	for (size_t w = 0; w < ARRAY_SIZE(whats); w++) {
+		for (size_t i = 0; i < ARRAY_SIZE(pads); i++) {
+			for (uint32_t big = 0; big <= 2; big++) {
+				struct profile *p = varint_profile(whats[w], pads[i], big);
+
+				assert_round_trip(p);
+				profile_free(p);
+			}
+		}
+	}
+}
+
+/* Cut anywhere, inside a number or between two, a raw body is a clean one-line error. */
+static void test_varint_truncation(void **state)
+{
+	struct profile *p = varint_profile(V_ALL, 64, 1);
+	struct strbuf sb = STRBUF_INIT;
+
+	(void)state;
+	encode(p, 0, &sb);
+	for (size_t len = 0; len < sb.len; len++)
+		assert_decode_fails(sb.buf, len, NULL, ERR_FORMAT, NULL);
+	/* Cut in the last value: the last column is read with end checks. */
+	assert_decode_fails(sb.buf, sb.len - 1, NULL, ERR_FORMAT,
+			    "blob: sample 43: value: data ends inside it");
+	strbuf_release(&sb);
+	profile_free(p);
+}
+
+/* A number over 64 bits in a column, read with end checks and without. */
+static void test_varint_over_64_bits(void **state)
+{
+	static const uint8_t ten[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02};
+	static const uint8_t eleven[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+					 0xff, 0xff, 0xff, 0xff, 0x01};
+	struct body body = {STRBUF_INIT}, *b = &body;
+	struct strbuf blob = STRBUF_INIT;
+
+	(void)state;
+	for (size_t pad = 0; pad <= 64; pad += 64) {
+		for (int k = 0; k < 2; k++) {
+			strbuf_reset(&b->sb);
+			U(1 + !pad); /* two strings and no more bytes: too few for the fast path */
+			strbuf_add(&b->sb, k ? eleven : ten, k ? sizeof(eleven) : sizeof(ten));
+			for (size_t i = 0; i < pad; i++)
+				strbuf_addch(&b->sb, 0);
+			raw_blob(b, &blob);
+			assert_decode_fails(blob.buf, blob.len, NULL, ERR_FORMAT,
+					    "blob: string 1: length: number over 64 bits");
+		}
+	}
+	/* The largest number there is, in 10 bytes: a length out of range. */
+	strbuf_reset(&b->sb);
+	U(1, UINT64_MAX);
+	raw_blob(b, &blob);
+	assert_decode_fails(blob.buf, blob.len, NULL, ERR_FORMAT, "blob: string 1: length");
+	strbuf_reset(&b->sb);
+	U(2);
+	strbuf_add(&b->sb, "\x80\x80", 2);
+	raw_blob(b, &blob);
+	assert_decode_fails(blob.buf, blob.len, NULL, ERR_FORMAT,
+			    "blob: string 1: length: data ends inside it");
+	strbuf_release(&blob);
+	strbuf_release(&b->sb);
+}
+
+/*
+ * A single-type view of p, as the service encodes: p's tree, frames and
+ * strings, the samples with a value of type t.
+ */
+struct view {
+	struct profile v;
+	struct sample_type st;
+	struct psample *samples;
+	int64_t *values;
+};
+
+static void view_of(struct view *w, const struct profile *p, uint32_t t)
+{
+	uint32_t n = 0;
+
+	w->samples = xmalloc((p->nr_samples + 1) * sizeof(*w->samples));
+	w->values = xmalloc((p->nr_samples + 1) * sizeof(*w->values));
+	for (uint32_t i = 0; i < p->nr_samples; i++) {
+		int64_t v = profile_sample_values(p, i)[t];
+
+		if (v && i % (t + 2)) {
+			w->samples[n] = p->samples[i];
+			w->values[n++] = v;
+		}
+	}
+	w->v = *p;
+	w->st = p->types[t];
+	w->v.types = &w->st;
+	w->v.nr_types = 1;
+	w->v.default_type = 0;
+	w->v.samples = w->samples;
+	w->v.values = w->values;
+	w->v.nr_samples = n;
+}
+
+/* Views that share a tree encode through it to the bytes they encode to alone. */
+static void test_tree_shared_by_views(void **state)
+{
+	struct profile *p = big_profile(9);
+	struct strbuf alone = STRBUF_INIT, shared = STRBUF_INIT;
+	struct error err = ERROR_INIT;
+	struct blob_tree *t = blob_tree_new(p);
+	struct view w;
+
+	(void)state;
+	blob_tree_free(NULL);
+	for (uint32_t type = 0; type < p->nr_types; type++) {
+		for (size_t l = 0; l < ARRAY_SIZE(levels); l++) {
+			/* A string interned after the tree, as the service's type names are. */
+			uint32_t name = profile_intern_str(p, type ? "cpu2" : "samples2");
+
+			view_of(&w, p, type);
+			w.st.type = name;
+			encode(&w.v, levels[l], &alone);
+			strbuf_reset(&shared);
+			assert_int_equal(blob_encode_tree(&w.v, t, levels[l], &shared, &err), 0);
+			assert_bytes(&shared, &alone, "a view through the tree");
+			free(w.samples);
+			free(w.values);
+		}
+	}
+	/* A profile that grew, or another, does not share the tree. */
+	profile_child(p, 0, profile_frame_named(p, "new", 3));
+	strbuf_reset(&shared);
+	assert_int_equal(blob_encode_tree(p, t, 1, &shared, &err), ERR_USAGE);
+	assert_string_equal(err.msg, "blob: the profile does not share the encoded call tree");
+	assert_int_equal(shared.len, 0);
+	assert_int_equal(blob_encode_tree(p, t, 100, &shared, &err), ERR_USAGE);
+	blob_tree_free(t);
+	profile_free(p);
+	strbuf_release(&alone);
+	strbuf_release(&shared);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -912,6 +1202,11 @@ int main(void)
 		cmocka_unit_test(test_zstd_bombs),
 		cmocka_unit_test(test_encode_choices),
 		cmocka_unit_test(test_truncated_profile_round_trips),
+		cmocka_unit_test(test_golden_bytes),
+		cmocka_unit_test(test_varints_of_every_length),
+		cmocka_unit_test(test_varint_truncation),
+		cmocka_unit_test(test_varint_over_64_bits),
+		cmocka_unit_test(test_tree_shared_by_views),
 	};
 
 	return cmocka_run_group_tests_name("blob", tests, NULL, NULL);
