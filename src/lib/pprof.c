@@ -527,11 +527,31 @@ static uint32_t *stack_slot_find(struct stack_slot *t, size_t mask, const PbProf
 	}
 }
 
+/*
+ * A stack's hash, for the table above: the location ids of every sample
+ * pass through here (40,000 of them in a push of 2,000 samples), so two
+ * lanes of one multiply each rather than hash_bytes' full mix per id;
+ * the table compares the arrays anyway.
+ */
+static uint64_t hash_ids(const uint64_t *ids, size_t n)
+{
+	uint64_t a = n, b = 0x9e3779b97f4a7c15ULL;
+	size_t i = 0;
+
+	for (; i + 1 < n; i += 2) {
+		a = (a ^ ids[i]) * 0xff51afd7ed558ccdULL;
+		b = (b ^ ids[i + 1]) * 0xc4ceb9fe1a85ec53ULL;
+	}
+	if (i < n)
+		a = (a ^ ids[i]) * 0xff51afd7ed558ccdULL;
+	return hash_u64(a ^ (b >> 29 | b << 35));
+}
+
 static int sample_node(struct pprof_reader *r, struct stack_slot *t, size_t mask, size_t i,
 		       uint32_t *node)
 {
 	const PbSample *s = &r->pb->sample[i];
-	uint64_t h = hash_bytes(pbd_location_ids(r->pb, s), s->n_location_id * sizeof(uint64_t), 0);
+	uint64_t h = hash_ids(pbd_location_ids(r->pb, s), s->n_location_id);
 	struct stack_slot *empty = NULL;
 	uint32_t *known = stack_slot_find(t, mask, r->pb, i, h, &empty);
 	size_t depth = 0;
