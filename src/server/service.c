@@ -433,15 +433,20 @@ static bool promoted(const struct service *sv, const char *key)
 	return label_allowed(sv, key);
 }
 
-static bool group_same(const struct group *a, const struct group *b)
+static bool labels_same(const struct series_label *a, size_t na, const struct series_label *b,
+			size_t nb)
 {
-	if (a->n != b->n)
+	if (na != nb)
 		return false;
-	for (size_t i = 0; i < a->n; i++)
-		if (strcmp(a->labels[i].key, b->labels[i].key) ||
-		    strcmp(a->labels[i].value, b->labels[i].value))
+	for (size_t i = 0; i < na; i++)
+		if (strcmp(a[i].key, b[i].key) || strcmp(a[i].value, b[i].value))
 			return false;
 	return true;
+}
+
+static bool group_same(const struct group *a, const struct group *b)
+{
+	return labels_same(a->labels, a->n, b->labels, b->n);
 }
 
 /* Split P's samples by their promoted labels (their strings are P's). */
@@ -1178,15 +1183,10 @@ static int merge_sibling_row(const struct store_row *r, void *arg)
 	return err.code;
 }
 
+/* Series of one app and label set: the sample types of the same pushes. */
 static bool same_set(const struct series *a, const struct series *b)
 {
-	if (strcmp(a->app, b->app) || a->nlabels != b->nlabels)
-		return false;
-	for (size_t i = 0; i < a->nlabels; i++)
-		if (strcmp(a->labels[i].key, b->labels[i].key) ||
-		    strcmp(a->labels[i].value, b->labels[i].value))
-			return false;
-	return true;
+	return !strcmp(a->app, b->app) && labels_same(a->labels, a->nlabels, b->labels, b->nlabels);
 }
 
 /* Roll the N level-1 windows of SIB together; *MIXED when they must go one by one. */

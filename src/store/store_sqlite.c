@@ -654,26 +654,27 @@ static int stats_row(sqlite3_stmt *q, void *arg)
 	return 0;
 }
 
-static int stats(struct store *st, struct store_stats *out, struct error *err)
+/* Statistics by statement WHICH (ST_STATS, or ST_COUNTS for the cheap part). */
+static int stats_by(struct store *st, enum stmt_id which, struct store_stats *out,
+		    struct error *err)
 {
 	struct sqlite_store *s = ss(st);
 	int rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = read_rows(s, ST_STATS, NULL, 0, stats_row, out, "reading statistics", err);
+	rc = read_rows(s, which, NULL, 0, stats_row, out, "reading statistics", err);
 	out->bytes_disk = disk_size(s);
 	return rc;
 }
 
+static int stats(struct store *st, struct store_stats *out, struct error *err)
+{
+	return stats_by(st, ST_STATS, out, err);
+}
+
 static int counts(struct store *st, struct store_stats *out, struct error *err)
 {
-	struct sqlite_store *s = ss(st);
-	int rc;
-
-	memset(out, 0, sizeof(*out));
-	rc = read_rows(s, ST_COUNTS, NULL, 0, stats_row, out, "counting", err);
-	out->bytes_disk = disk_size(s);
-	return rc;
+	return stats_by(st, ST_COUNTS, out, err);
 }
 
 static int disk_bytes(struct store *st, int64_t *bytes, struct error *err)
