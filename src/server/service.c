@@ -515,6 +515,8 @@ static uint32_t max_depth(const struct profile *p)
 	return max;
 }
 
+#define SESSION_LABEL "__session_id__"
+
 /*
  * Validate the push's labels and the group's and build the series of type
  * TYPE into S (labels in LABELS); KEY gets its key.  A label of the push
@@ -527,6 +529,13 @@ static int push_series(struct service *sv, const struct ingest_req *req, const c
 	size_t n = 0, need;
 
 	for (size_t i = 0; i < req->nlabels; i++) {
+		/*
+		 * Pyroscope's clients tag every push with the process's session;
+		 * as Pyroscope does by default, it is not a label (a series per
+		 * process start would be).
+		 */
+		if (!strcmp(req->labels[i].key, SESSION_LABEL))
+			continue;
 		if (!label_allowed(sv, req->labels[i].key))
 			return error_set(err, ERR_LIMIT, "label \"%s\" is not in the allow-list",
 					 req->labels[i].key);

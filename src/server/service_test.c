@@ -326,6 +326,32 @@ static void test_roll_in_small_batches(void **state)
 	free(q);
 }
 
+/* Pyroscope clients' __session_id__ is dropped, as Pyroscope drops it by default. */
+static void test_session_label_dropped(void **state)
+{
+	struct fixture *f = *state;
+	struct series_label l[] = {{"__session_id__", "77e425ea48b3919f"}, {"env", "test"}};
+	struct ingest_req req = {"goapp", "cpu", NULL, l, 2, T0, T0 + 10 * SEC};
+	struct error err = ERROR_INIT;
+	struct strbuf out = STRBUF_INIT;
+	struct profile *p = folded("main;work 7\n");
+	char *q;
+
+	assert_int_equal(service_ingest(f->sv, &req, p, &err), 0);
+	profile_free(p);
+	l[0].value = "another-process";
+	p = folded("main;work 3\n");
+	assert_int_equal(service_ingest(f->sv, &req, p, &err), 0);
+	profile_free(p);
+	assert_int_equal(service_series_json(f->sv, NULL, &out, &err), 0);
+	assert_non_null(strstr(out.buf, "goapp.cpu{env=\\\"test\\\"}"));
+	assert_null(strstr(out.buf, "session"));
+	q = query_text(f, "goapp.cpu{env=\"test\"}", T0, T0 + HOUR, NULL);
+	assert_string_equal(q, "main;work 10\n");
+	free(q);
+	strbuf_release(&out);
+}
+
 /* A labelled sample of STACK (';'-separated) with VALUE. */
 static void add_labelled(struct profile *p, const char *stack, const char *endpoint,
 			 const char *thread, int64_t value)
@@ -594,6 +620,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sibling_rollups, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_backfill_rolls_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roll_in_small_batches, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_session_label_dropped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_type_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sample_labels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_budget_and_allow, setup, teardown),
