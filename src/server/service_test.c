@@ -3,10 +3,12 @@
  * Tests of the service (service.c) over a real SQLite store: a round
  * trip of pushes with labels at known times against the locally merged
  * profile, by selector and window, before and after rollups; one series
- * per sample type; the series budget naming the widest label; the
- * allow-list; stack depth; timelines from pushes and from rollups;
- * retention by age and by size; labels and series listings; concurrent
- * pushes and queries (run under ASan by make test).
+ * per sample type sharing the push's blob; rollups of sibling series
+ * together, of a backfill once, in small batches; the series budget
+ * naming the widest label; the allow-list; stack depth; timelines from
+ * pushes and from rollups; retention by age and by size; labels and
+ * series listings; Pyroscope's session label dropped; concurrent pushes
+ * and queries (run under ASan by make test).
  */
 #include <pthread.h>
 #include <setjmp.h>
