@@ -303,17 +303,19 @@ static int read_body(const struct server *s, const char *name, const void *data,
  * A multipart push: the "profile" part (pprof), and with a
  * "sample_type_config" the types it names, each under its display name
  * (Pyroscope's clients send it; types it leaves out are not stored).
- * NAMES gets one entry per sample type, owned by P's strings.
+ * NAMES gets one entry per sample type, owned by P's strings, and AGGS
+ * its aggregation ("sum", "average" or NULL for the type's default).
  */
 static int multipart_profile(const struct server *s, struct MHD_Connection *c,
 			     const struct strbuf *body, struct profile **out, const char ***names,
-			     struct error *err)
+			     const char ***aggs, struct error *err)
 {
 	const char *ctype = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
 	struct ingest_form *f = xcalloc(1, sizeof(*f));
 	int rc;
 
 	*names = NULL;
+	*aggs = NULL;
 	rc = ingest_form_parse(ctype, body->buf ? body->buf : "", body->len, f, err);
 	if (rc == 0 && !f->profile.data)
 		rc = error_set(err, ERR_FORMAT, "multipart: no \"profile\" part");
@@ -323,15 +325,18 @@ static int multipart_profile(const struct server *s, struct MHD_Connection *c,
 		struct profile *p = *out;
 
 		*names = xcalloc(p->nr_types + 1, sizeof(**names));
+		*aggs = xcalloc(p->nr_types + 1, sizeof(**aggs));
 		for (uint32_t t = 0; t < p->nr_types; t++) {
 			const struct stc_entry *e = sample_type_config_find(
 				&f->config, profile_str(p, p->types[t].type));
 
-			if (e)
-				(*names)[t] = profile_str(
-					p,
-					profile_intern_str(p, e->display_name[0] ? e->display_name
-										 : e->type));
+			if (!e)
+				continue;
+			(*names)[t] = profile_str(p, profile_intern_str(p, e->display_name[0]
+										   ? e->display_name
+										   : e->type));
+			if (e->aggregation[0])
+				(*aggs)[t] = profile_str(p, profile_intern_str(p, e->aggregation));
 		}
 	}
 	free(f);
@@ -403,7 +408,8 @@ static enum MHD_Result on_ingest(struct server *s, struct MHD_Connection *c, str
 	struct profile *p = NULL;
 	struct ingest_req req;
 	enum profile_format f = FMT_FOLDED;
-	const char **names = NULL;
+	const char **names = NULL, **aggs = NULL;
+	const char *agg = arg(c, "aggregationType");
 	int rc;
 
 	if (!name)
@@ -420,7 +426,7 @@ static enum MHD_Result on_ingest(struct server *s, struct MHD_Connection *c, str
 	if (rc == 0 && (is_multipart(c) || (format && !strcmp(format, "pprof"))))
 		f = FMT_PPROF;
 	if (rc == 0 && is_multipart(c)) {
-		rc = multipart_profile(s, c, &rq->body, &p, &names, &err);
+		rc = multipart_profile(s, c, &rq->body, &p, &names, &aggs, &err);
 	} else if (rc == 0 && format && !strcmp(format, "lines")) {
 		struct strbuf folded = STRBUF_INIT;
 
@@ -441,9 +447,18 @@ static enum MHD_Result on_ingest(struct server *s, struct MHD_Connection *c, str
 					  req.t1};
 		if (!req.type && f != FMT_PPROF)
 			req.type = INGEST_DEFAULT_TYPE;
+		/* aggregationType: the push's type, or every type of a pprof push without a config. */
+		req.aggregation = agg;
+		if (!aggs && agg && !req.type) {
+			aggs = xcalloc(p->nr_types + 1, sizeof(*aggs));
+			for (uint32_t t = 0; t < p->nr_types; t++)
+				aggs[t] = agg;
+		}
+		req.aggregations = aggs;
 		rc = service_ingest(s->sv, &req, p, &err);
 	}
 	free(names);
+	free(aggs);
 	profile_free(p);
 	series_free(se);
 	if (rc < 0)

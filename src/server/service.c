@@ -20,6 +20,7 @@
 
 struct ix_series {
 	int64_t id;
+	bool average; /* its aggregation (store_series) */
 	char *key;
 	struct series *s; /* parsed from key: app, type, sorted labels */
 	int64_t first_ns, last_ns;
@@ -91,8 +92,8 @@ static size_t ix_find(const struct service *sv, const char *key, bool *found)
 }
 
 /* Insert a series parsed from its key (caller holds mu for writing). */
-static int ix_insert(struct service *sv, int64_t id, const char *key, int64_t first, int64_t last,
-		     struct error *err)
+static int ix_insert(struct service *sv, int64_t id, bool average, const char *key, int64_t first,
+		     int64_t last, struct error *err)
 {
 	struct series *s;
 	bool found;
@@ -107,7 +108,7 @@ static int ix_insert(struct service *sv, int64_t id, const char *key, int64_t fi
 		sv->v = xrealloc(sv->v, sv->alloc * sizeof(*sv->v));
 	}
 	memmove(&sv->v[at + 1], &sv->v[at], (sv->n - at) * sizeof(*sv->v));
-	sv->v[at] = (struct ix_series){id, xstrdup(key), s, first, last};
+	sv->v[at] = (struct ix_series){id, average, xstrdup(key), s, first, last};
 	sv->n++;
 	if (id > 0 && id < INT32_MAX) {
 		if ((size_t)id >= sv->nby_id) {
@@ -129,7 +130,7 @@ static int load_series(const struct store_series *se, void *arg)
 	struct error err = ERROR_INIT;
 
 	/* A key this build cannot parse stays in the store, unqueried. */
-	ix_insert(sv, se->id, se->key, se->first_ns, se->last_ns, &err);
+	ix_insert(sv, se->id, se->average, se->key, se->first_ns, se->last_ns, &err);
 	return 0;
 }
 
@@ -299,8 +300,8 @@ static const char *widest_label(struct service *sv, size_t *nvalues)
 }
 
 /* The id of series KEY, created within the budget. */
-static int series_id(struct service *sv, const char *key, const struct series *s, int64_t *id,
-		     struct error *err)
+static int series_id(struct service *sv, const char *key, const struct series *s, bool average,
+		     int64_t *id, struct error *err)
 {
 	bool found, created;
 	size_t at;
@@ -329,9 +330,10 @@ static int series_id(struct service *sv, const char *key, const struct series *s
 			  : error_set(err, ERR_LIMIT, "series budget of %llu reached: refusing %s",
 				      (unsigned long long)sv->cfg.series_budget, key);
 	} else {
-		rc = sv->st->be->series_get(sv->st, key, s->app, s->type, id, &created, err);
+		rc = sv->st->be->series_get(sv->st, key, s->app, s->type, average, id, &created,
+					    err);
 		if (rc == 0)
-			rc = ix_insert(sv, *id, key, 0, 0, err);
+			rc = ix_insert(sv, *id, average, key, 0, 0, err);
 		if (rc == 0)
 			count(sv, &sv->c.series, 1);
 	}
@@ -586,8 +588,8 @@ static bool has_values(const struct profile *p, uint32_t t)
  * in its own series, sharing the blob.
  */
 static int add_group(struct service *sv, const struct ingest_req *req, struct profile *p,
-		     const uint32_t *types, const char *const *names, uint32_t nt,
-		     const struct groups *gs, uint32_t g, struct blob_tree **tree,
+		     const uint32_t *types, const char *const *names, const bool *averages,
+		     uint32_t nt, const struct groups *gs, uint32_t g, struct blob_tree **tree,
 		     struct pending *pd, struct error *err)
 {
 	struct series_label labels[LABELS_MAX];
@@ -620,7 +622,7 @@ static int add_group(struct service *sv, const struct ingest_req *req, struct pr
 			continue;
 		rc = push_series(sv, req, names[k], &gs->v[g], &s, labels, key, sizeof(key), err);
 		if (rc == 0)
-			rc = series_id(sv, key, &s, &id, err);
+			rc = series_id(sv, key, &s, averages[k], &id, err);
 		if (rc < 0)
 			break;
 		pd->rows[pd->n] = (struct store_row){
@@ -733,6 +735,29 @@ static void note_spans(struct service *sv, const struct pending *pd)
 	pthread_rwlock_unlock(&sv->mu);
 }
 
+/*
+ * Whether series type TYPE is averaged over time: AGG ("sum", "average")
+ * when given, else Pyroscope's defaults (its gauges: in-use memory and
+ * goroutines).
+ */
+static int aggregation(const char *type, const char *agg, bool *average, struct error *err)
+{
+	static const char *const gauges[] = {"inuse_objects", "inuse_space", "goroutine",
+					     "goroutines", NULL};
+
+	if (agg && *agg) {
+		if (strcmp(agg, "sum") && strcmp(agg, "average"))
+			return error_set(err, ERR_FORMAT,
+					 "aggregationType \"%s\" is not sum or average", agg);
+		*average = !strcmp(agg, "average");
+		return 0;
+	}
+	*average = false;
+	for (const char *const *g = gauges; *g; g++)
+		*average |= !strcmp(type, *g);
+	return 0;
+}
+
 int service_ingest(struct service *sv, const struct ingest_req *req, struct profile *p,
 		   struct error *err)
 {
@@ -742,6 +767,7 @@ int service_ingest(struct service *sv, const struct ingest_req *req, struct prof
 	size_t ntypes = req->type ? 1 : p->nr_types, bytes = 0, configured = 0;
 	uint32_t types[VIEW_MAX_TYPES];
 	const char *names[VIEW_MAX_TYPES];
+	bool averages[VIEW_MAX_TYPES];
 	uint32_t depth;
 	int rc = 0;
 
@@ -774,6 +800,13 @@ int service_ingest(struct service *sv, const struct ingest_req *req, struct prof
 			rc = error_set(err, ERR_LIMIT, "more than %d sample types", VIEW_MAX_TYPES);
 			break;
 		}
+		rc = aggregation(type,
+				 req->type	     ? req->aggregation
+				 : req->aggregations ? req->aggregations[t]
+						     : NULL,
+				 &averages[configured], err);
+		if (rc)
+			break;
 		types[configured] = t;
 		names[configured++] = type;
 	}
@@ -781,8 +814,8 @@ int service_ingest(struct service *sv, const struct ingest_req *req, struct prof
 	pd.keys = xcalloc(configured * gs.n + 1, sizeof(*pd.keys));
 	pd.blobs = xcalloc(gs.n + 1, sizeof(*pd.blobs));
 	for (uint32_t g = 0; configured && g < gs.n && rc == 0; g++)
-		rc = add_group(sv, req, p, types, names, (uint32_t)configured, &gs, g, &tree, &pd,
-			       err);
+		rc = add_group(sv, req, p, types, names, averages, (uint32_t)configured, &gs, g,
+			       &tree, &pd, err);
 	blob_tree_free(tree);
 	groups_release(&gs);
 	if (rc == 0 && configured == 0)
@@ -816,6 +849,7 @@ out:
 
 struct match {
 	struct plan_series *ps;
+	bool *average;
 	size_t n;
 };
 
@@ -834,12 +868,15 @@ static void select_series(struct service *sv, const struct selector *sel, struct
 {
 	pthread_rwlock_rdlock(&sv->mu);
 	m->ps = xcalloc(sv->n + 1, sizeof(*m->ps));
+	m->average = xcalloc(sv->n + 1, sizeof(*m->average));
 	m->n = 0;
 	for (size_t i = 0; i < sv->n; i++) {
 		const struct ix_series *e = &sv->v[i];
 
-		if (selected(sel, e->s))
-			m->ps[m->n++] = (struct plan_series){e->id, e->first_ns, e->last_ns};
+		if (!selected(sel, e->s))
+			continue;
+		m->average[m->n] = e->average;
+		m->ps[m->n++] = (struct plan_series){e->id, e->first_ns, e->last_ns};
 	}
 	pthread_rwlock_unlock(&sv->mu);
 }
@@ -858,6 +895,26 @@ static int merge_row(const struct store_row *r, void *arg)
 	return blob_merge_type_into(mc->dst, r->blob, r->len, (uint32_t)r->type, NULL, mc->err);
 }
 
+/* Decimals a mean keeps (0.01 of an object or byte). */
+#define MEAN_DECIMALS 2
+
+/* Add P's values divided by N (its pushes) into DST: a gauge's mean. */
+static int add_mean(struct profile *dst, struct profile *p, int64_t n, struct error *err)
+{
+	for (uint32_t t = 0; t < p->nr_types; t++) {
+		uint32_t d = p->types[t].decimals + MEAN_DECIMALS;
+
+		if (profile_set_decimals(p, t, d > 9 ? 9 : d))
+			return error_set(err, ERR_LIMIT, "query: a mean's values overflow 64 bits");
+	}
+	for (size_t i = 0; i < (size_t)p->nr_samples * p->nr_types; i++) {
+		int64_t v = p->values[i];
+
+		p->values[i] = v >= 0 ? (v + n / 2) / n : -((-v + n / 2) / n);
+	}
+	return profile_merge(dst, p, err);
+}
+
 int service_query(struct service *sv, const struct selector *sel, int64_t from, int64_t until,
 		  struct profile **out, size_t *nseries, struct error *err)
 {
@@ -872,11 +929,25 @@ int service_query(struct service *sv, const struct selector *sel, int64_t from, 
 				 "(app.cpu{...})");
 	mc.dst = profile_new();
 	select_series(sv, sel, &m);
-	for (size_t i = 0; i < m.n && rc == 0; i++)
-		rc = store_plan(sv->st, &m.ps[i], STORE_LEVELS - 1, from, until, merge_row, &mc,
+	for (size_t i = 0; i < m.n && rc == 0; i++) {
+		struct merge_ctx one = {NULL, err, 0};
+
+		if (!m.average[i]) {
+			rc = store_plan(sv->st, &m.ps[i], STORE_LEVELS - 1, from, until, merge_row,
+					&mc, err);
+			continue;
+		}
+		/* A gauge: the series' mean over its pushes in the window, then the sum. */
+		one.dst = profile_new();
+		rc = store_plan(sv->st, &m.ps[i], STORE_LEVELS - 1, from, until, merge_row, &one,
 				err);
+		if (rc == 0 && one.samples > 0)
+			rc = add_mean(mc.dst, one.dst, one.samples, err);
+		profile_free(one.dst);
+	}
 	*nseries = m.n;
 	free(m.ps);
+	free(m.average);
 	if (rc != 0) {
 		profile_free(mc.dst);
 		return rc < 0 ? rc : ERR_IO;
@@ -889,6 +960,7 @@ int service_query(struct service *sv, const struct selector *sel, int64_t from, 
 
 struct timeline_ctx {
 	int64_t from, step, *values;
+	int64_t *pushes; /* per step, for a gauge's mean; NULL for a sum */
 	size_t n;
 };
 
@@ -897,9 +969,22 @@ static int add_total(const struct store_row *r, void *arg)
 	struct timeline_ctx *tc = arg;
 	int64_t i = (r->t0 - tc->from) / tc->step;
 
-	if (i >= 0 && (size_t)i < tc->n)
+	if (i >= 0 && (size_t)i < tc->n) {
 		tc->values[i] += r->total;
+		if (tc->pushes)
+			tc->pushes[i] += r->samples;
+	}
 	return 0;
+}
+
+/* Totals per step of series PS at LEVEL into TC. */
+static int timeline_series(struct service *sv, const struct plan_series *ps, int level,
+			   int64_t from, int64_t until, struct timeline_ctx *tc, struct error *err)
+{
+	/* Totals only: one scan per level-0 range, rollups when they tile the steps. */
+	if (level == 0)
+		return sv->st->be->scan_totals(sv->st, ps->id, 0, from, until, add_total, tc, err);
+	return store_plan_totals(sv->st, ps, level, from, until, add_total, tc, err);
 }
 
 /* The coarsest rollup level whose windows tile STEP buckets starting at FROM. */
@@ -933,15 +1018,24 @@ int service_timeline(struct service *sv, const struct selector *sel, int64_t fro
 	level = timeline_level(from, step);
 	select_series(sv, sel, &m);
 	for (size_t i = 0; i < m.n && rc == 0; i++) {
-		/* Totals only: one scan per level-0 range, rollups when they tile the steps. */
-		if (level == 0)
-			rc = sv->st->be->scan_totals(sv->st, m.ps[i].id, 0, from, until, add_total,
-						     &tc, err);
-		else
-			rc = store_plan_totals(sv->st, &m.ps[i], level, from, until, add_total, &tc,
-					       err);
+		struct timeline_ctx one = tc;
+
+		if (!m.average[i]) {
+			rc = timeline_series(sv, &m.ps[i], level, from, until, &tc, err);
+			continue;
+		}
+		/* A gauge: per step, the series' mean over its pushes in the step. */
+		one.values = xcalloc(tc.n, sizeof(*one.values));
+		one.pushes = xcalloc(tc.n, sizeof(*one.pushes));
+		rc = timeline_series(sv, &m.ps[i], level, from, until, &one, err);
+		for (size_t k = 0; k < tc.n && rc == 0; k++)
+			if (one.pushes[k])
+				tc.values[k] += (one.values[k] + one.pushes[k] / 2) / one.pushes[k];
+		free(one.values);
+		free(one.pushes);
 	}
 	free(m.ps);
+	free(m.average);
 	if (rc != 0) {
 		free(tc.values);
 		return rc < 0 ? rc : ERR_IO;

@@ -61,6 +61,15 @@ struct ingest_req {
 	const struct series_label *labels;
 	size_t nlabels;
 	int64_t t0, t1;
+	/*
+	 * How a new series' values add up over time, "sum" or "average" (a
+	 * gauge: in-use memory; a window's value is its pushes' mean); NULL:
+	 * the type's default (average for inuse_objects, inuse_space and
+	 * goroutine(s), as Pyroscope).  AGGREGATION goes with TYPE,
+	 * AGGREGATIONS[t] (NULL: all default) with every sample type.
+	 */
+	const char *aggregation;
+	const char *const *aggregations;
 };
 int service_ingest(struct service *sv, const struct ingest_req *req, struct profile *p,
 		   struct error *err);

@@ -354,6 +354,89 @@ static void test_session_label_dropped(void **state)
 	strbuf_release(&out);
 }
 
+/* Gauges (in-use memory) are a mean over time, per series, summed across series. */
+static void test_gauge_average(void **state)
+{
+	struct fixture *f = *state;
+	struct error err = ERROR_INIT;
+	struct selector *sel;
+	int64_t *values;
+	size_t n;
+	char *q;
+
+	for (int i = 0; i < 3; i++) {
+		char text[32];
+
+		snprintf(text, sizeof(text), "main;a %d\n", 100 * (i + 1));
+		push(f, "heap", "inuse_space", "eu", T0 + i * 10 * SEC, text);
+		push(f, "heap", "inuse_space", "us", T0 + i * 10 * SEC, "main;b 50\n");
+		push(f, "heap", "alloc_space", "eu", T0 + i * 10 * SEC, text);
+	}
+	q = query_text(f, "heap.inuse_space", T0, T0 + HOUR, &n);
+	assert_string_equal(q, "main;a 200\nmain;b 50\n");
+	assert_int_equal(n, 2);
+	free(q);
+	/* Only the second push: its own value. */
+	q = query_text(f, "heap.inuse_space{region=\"eu\"}", T0 + 10 * SEC, T0 + 20 * SEC, NULL);
+	assert_string_equal(q, "main;a 200\n");
+	free(q);
+	/* A sum type sums. */
+	q = query_text(f, "heap.alloc_space", T0, T0 + HOUR, NULL);
+	assert_string_equal(q, "main;a 600\n");
+	free(q);
+	/* Rollups keep the mean. */
+	assert_true(service_roll(f->sv, T0 + 3 * HOUR, 256, &err) > 0);
+	q = query_text(f, "heap.inuse_space", T0, T0 + HOUR, NULL);
+	assert_string_equal(q, "main;a 200\nmain;b 50\n");
+	free(q);
+	/* The timeline: per step, each series' mean, summed. */
+	assert_int_equal(selector_parse("heap.inuse_space", &sel, &err), 0);
+	assert_int_equal(
+		service_timeline(f->sv, sel, T0, T0 + 30 * SEC, 10 * SEC, &values, &n, &err), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(values[0], 150);
+	assert_int_equal(values[2], 350);
+	free(values);
+	assert_int_equal(
+		service_timeline(f->sv, sel, T0, T0 + 60 * SEC, 60 * SEC, &values, &n, &err), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(values[0], 250);
+	free(values);
+	selector_free(sel);
+}
+
+/* aggregationType overrides the type's default; a bad one is refused. */
+static void test_aggregation_type(void **state)
+{
+	struct fixture *f = *state;
+	struct series_label l[] = {{"env", "x"}};
+	struct ingest_req req = {"app", "inuse_space", NULL, l, 1, T0, T0 + 10 * SEC, "sum", NULL};
+	struct error err = ERROR_INIT;
+	struct profile *p = folded("main;a 10\n");
+	char *q;
+
+	assert_int_equal(service_ingest(f->sv, &req, p, &err), 0);
+	req.t0 += 10 * SEC;
+	req.t1 += 10 * SEC;
+	assert_int_equal(service_ingest(f->sv, &req, p, &err), 0);
+	q = query_text(f, "app.inuse_space", T0, T0 + HOUR, NULL);
+	assert_string_equal(q, "main;a 20\n");
+	free(q);
+	req.type = "cpu";
+	req.aggregation = "average";
+	assert_int_equal(service_ingest(f->sv, &req, p, &err), 0);
+	req.t0 += 10 * SEC;
+	req.t1 += 10 * SEC;
+	assert_int_equal(service_ingest(f->sv, &req, p, &err), 0);
+	q = query_text(f, "app.cpu", T0, T0 + HOUR, NULL);
+	assert_string_equal(q, "main;a 10\n");
+	free(q);
+	req.aggregation = "max";
+	assert_int_equal(service_ingest(f->sv, &req, p, &err), ERR_FORMAT);
+	assert_string_equal(err.msg, "aggregationType \"max\" is not sum or average");
+	profile_free(p);
+}
+
 /* A labelled sample of STACK (';'-separated) with VALUE. */
 static void add_labelled(struct profile *p, const char *stack, const char *endpoint,
 			 const char *thread, int64_t value)
@@ -623,6 +706,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_backfill_rolls_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roll_in_small_batches, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_session_label_dropped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_gauge_average, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_aggregation_type, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_type_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sample_labels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_budget_and_allow, setup, teardown),

@@ -38,6 +38,7 @@ struct store_series {
 	const char *key; /* canonical app.type{...} */
 	const char *app, *type;
 	int64_t first_ns, last_ns; /* span of its level-0 rows (0, 0 when none) */
+	bool average; /* a gauge (in-use memory): a window's value is its pushes' mean */
 };
 
 /* One stored profile of one series. */
@@ -63,9 +64,12 @@ struct store_backend {
 	const char *name;
 	void (*close)(struct store *s);
 
-	/* Find or create the series KEY (app and type are its parts); *id. */
+	/*
+	 * Find or create the series KEY (app and type are its parts; AVERAGE
+	 * its aggregation when created); *id.
+	 */
 	int (*series_get)(struct store *s, const char *key, const char *app, const char *type,
-			  int64_t *id, bool *created, struct error *err);
+			  bool average, int64_t *id, bool *created, struct error *err);
 	/* Every series, in id order, for the in-memory index. */
 	int (*series_each)(struct store *s, int (*fn)(const struct store_series *, void *),
 			   void *arg, struct error *err);

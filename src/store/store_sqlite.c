@@ -7,8 +7,8 @@
  * connections, so that queries read a consistent snapshot while pushes
  * commit.  Statements are prepared once per connection.
  *
- * Schema (version 2):
- *   series(id, key UNIQUE, app, type, first_ns, last_ns)
+ * Schema (version 3):
+ *   series(id, key UNIQUE, app, type, first_ns, last_ns, agg)   agg 1: average
  *   profiles(id, series, level, t0, t1, n, total, blob, type, blob_of)
  *                                                  index (series, level, t0)
  *   stale(series, level, t0, gen)                  rollup windows to redo
@@ -18,8 +18,8 @@
  * The level-0 rows of one push share its blob: the first row holds it,
  * the others an empty blob and blob_of = the first's id (same t0 and t1,
  * so retention deletes them together); type is the blob's sample type the
- * row's series reads.  Version 1 (no type, no blob_of) is upgraded in
- * place by adding the two columns.
+ * row's series reads.  Older versions are upgraded in place: 1 (no type,
+ * no blob_of) by adding the two columns, 2 (no agg) by adding agg.
  */
 #include <errno.h>
 #include <limits.h>
@@ -33,7 +33,7 @@
 #include "store/store.h"
 #include "util/alloc.h"
 
-#define SCHEMA_VERSION "2"
+#define SCHEMA_VERSION "3"
 #define READERS_MAX    8
 #define BUSY_MS	       10000
 /* Pages of WAL before a commit checkpoints by itself: maintain() normally does it first. */
@@ -64,14 +64,14 @@ enum stmt_id {
 
 static const char *const stmt_sql[ST_COUNT] = {
 	[ST_SERIES_FIND] = "SELECT id FROM series WHERE key = ?1",
-	[ST_SERIES_ADD] = "INSERT INTO series(key, app, type, first_ns, last_ns) "
-			  "VALUES (?1, ?2, ?3, 0, 0)",
+	[ST_SERIES_ADD] = "INSERT INTO series(key, app, type, first_ns, last_ns, agg) "
+			  "VALUES (?1, ?2, ?3, 0, 0, ?4)",
 	[ST_SERIES_SPAN] = "UPDATE series SET "
 			   "first_ns = CASE WHEN first_ns = 0 OR ?2 < first_ns THEN ?2 "
 			   "ELSE first_ns END, "
 			   "last_ns = CASE WHEN ?3 > last_ns THEN ?3 ELSE last_ns END "
 			   "WHERE id = ?1",
-	[ST_SERIES_ALL] = "SELECT id, key, app, type, first_ns, last_ns FROM series ORDER BY id",
+	[ST_SERIES_ALL] = "SELECT id, key, app, type, first_ns, last_ns, agg FROM series ORDER BY id",
 	[ST_PUT] = "INSERT INTO profiles(series, level, t0, t1, n, total, blob, type, blob_of) "
 		   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
 	[ST_STALE_MARK] = "INSERT INTO stale(series, level, t0, gen) VALUES (?1, ?2, ?3, 1) "
@@ -105,7 +105,7 @@ static const char schema_sql[] =
 	"CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT NOT NULL);"
 	"CREATE TABLE IF NOT EXISTS series(id INTEGER PRIMARY KEY, key TEXT NOT NULL UNIQUE,"
 	" app TEXT NOT NULL, type TEXT NOT NULL, first_ns INTEGER NOT NULL,"
-	" last_ns INTEGER NOT NULL);"
+	" last_ns INTEGER NOT NULL, agg INTEGER NOT NULL DEFAULT 0);"
 	"CREATE TABLE IF NOT EXISTS profiles(id INTEGER PRIMARY KEY, series INTEGER NOT NULL,"
 	" level INTEGER NOT NULL, t0 INTEGER NOT NULL, t1 INTEGER NOT NULL, n INTEGER NOT NULL,"
 	" total INTEGER NOT NULL, blob BLOB NOT NULL, type INTEGER NOT NULL DEFAULT 0,"
@@ -123,6 +123,10 @@ static const char upgrade_1_sql[] =
 	"ALTER TABLE profiles ADD COLUMN type INTEGER NOT NULL DEFAULT 0;"
 	"ALTER TABLE profiles ADD COLUMN blob_of INTEGER;"
 	"UPDATE meta SET v = '2' WHERE k = 'schema';";
+
+/* Version 2 to 3: a series' aggregation. */
+static const char upgrade_2_sql[] = "ALTER TABLE series ADD COLUMN agg INTEGER NOT NULL DEFAULT 0;"
+				    "UPDATE meta SET v = '3' WHERE k = 'schema';";
 
 struct conn {
 	sqlite3 *db;
@@ -170,11 +174,13 @@ static int schema_upgrade(struct conn *c, const char *path, struct error *err)
 	sqlite3_finalize(q);
 	if (!strcmp(version, SCHEMA_VERSION))
 		return 0;
-	if (strcmp(version, "1"))
+	if (strcmp(version, "1") && strcmp(version, "2"))
 		return error_set(err, ERR_UNSUPPORTED,
 				 "store: %s: schema version %s is not one this build knows (%s)",
 				 path, version, SCHEMA_VERSION);
-	if (sqlite3_exec(c->db, upgrade_1_sql, NULL, NULL, &msg) != SQLITE_OK) {
+	if ((!strcmp(version, "1") &&
+	     sqlite3_exec(c->db, upgrade_1_sql, NULL, NULL, &msg) != SQLITE_OK) ||
+	    sqlite3_exec(c->db, upgrade_2_sql, NULL, NULL, &msg) != SQLITE_OK) {
 		error_set(err, ERR_IO, "store: %s: upgrading the schema: %s", path,
 			  msg ? msg : "failed");
 		sqlite3_free(msg);
@@ -340,7 +346,7 @@ static int txn_end(struct conn *c, int rc, struct error *err)
 /* ---- series ---- */
 
 static int series_get(struct store *st, const char *key, const char *app, const char *type,
-		      int64_t *id, bool *created, struct error *err)
+		      bool average, int64_t *id, bool *created, struct error *err)
 {
 	struct sqlite_store *s = ss(st);
 	struct conn *c = &s->writer;
@@ -360,6 +366,7 @@ static int series_get(struct store *st, const char *key, const char *app, const 
 		sqlite3_bind_text(q, 1, key, -1, SQLITE_STATIC);
 		sqlite3_bind_text(q, 2, app, -1, SQLITE_STATIC);
 		sqlite3_bind_text(q, 3, type, -1, SQLITE_STATIC);
+		sqlite3_bind_int(q, 4, average);
 		rc = step_done(c, q, "adding a series", err);
 		if (rc == 0) {
 			*id = sqlite3_last_insert_rowid(c->db);
@@ -388,6 +395,7 @@ static int series_row(sqlite3_stmt *q, void *arg)
 		.type = (const char *)sqlite3_column_text(q, 3),
 		.first_ns = sqlite3_column_int64(q, 4),
 		.last_ns = sqlite3_column_int64(q, 5),
+		.average = sqlite3_column_int(q, 6) != 0,
 	};
 
 	return cb->fn(&se, cb->arg);

@@ -56,7 +56,7 @@ static int64_t series(struct store *s, const char *key)
 	bool created;
 	int64_t id;
 
-	assert_int_equal(s->be->series_get(s, key, "app", "cpu", &id, &created, &err), 0);
+	assert_int_equal(s->be->series_get(s, key, "app", "cpu", false, &id, &created, &err), 0);
 	return id;
 }
 
@@ -164,6 +164,15 @@ static size_t count_stale(struct store *s)
 	return n;
 }
 
+static int series_avg(const struct store_series *se, void *arg)
+{
+	int *avg = arg;
+
+	if (se->id >= 0 && se->id < 3)
+		avg[se->id] = se->average;
+	return 0;
+}
+
 static void test_series(void **state)
 {
 	struct store *s = *state;
@@ -171,17 +180,25 @@ static void test_series(void **state)
 	bool created;
 	int64_t a, b, again;
 
-	assert_int_equal(s->be->series_get(s, "shop.cpu{}", "shop", "cpu", &a, &created, &err), 0);
+	assert_int_equal(s->be->series_get(s, "shop.cpu{}", "shop", "cpu", false, &a, &created, &err), 0);
 	assert_true(created);
 	assert_int_equal(
-		s->be->series_get(s, "shop.cpu{region=\"eu\"}", "shop", "cpu", &b, &created, &err),
+		s->be->series_get(s, "shop.cpu{region=\"eu\"}", "shop", "cpu", true, &b, &created, &err),
 		0);
 	assert_true(created);
 	assert_int_not_equal(a, b);
-	assert_int_equal(s->be->series_get(s, "shop.cpu{}", "shop", "cpu", &again, &created, &err),
+	assert_int_equal(s->be->series_get(s, "shop.cpu{}", "shop", "cpu", true, &again, &created, &err),
 			 0);
 	assert_false(created);
 	assert_int_equal(again, a);
+	/* The aggregation is the creating call's. */
+	{
+		int avg[3] = {-1, -1, -1};
+
+		assert_int_equal(s->be->series_each(s, series_avg, avg, &err), 0);
+		assert_int_equal(avg[a], 0);
+		assert_int_equal(avg[b], 1);
+	}
 }
 
 /* Pushes are durable: closing and reopening the store finds them all. */
@@ -392,7 +409,7 @@ static void sql(const char *text)
 	sqlite3_close(db);
 }
 
-/* A version-1 store (before shared blobs) opens, upgraded, its rows intact. */
+/* A version-1 store (before shared blobs and aggregations) opens, upgraded, its rows intact. */
 static void test_schema_upgrade(void **state)
 {
 	struct store *s = *state;
@@ -405,6 +422,8 @@ static void test_schema_upgrade(void **state)
 	*state = NULL;
 	sql("CREATE TABLE p1 AS SELECT id, series, level, t0, t1, n, total, blob FROM profiles;"
 	    "DROP TABLE profiles; ALTER TABLE p1 RENAME TO profiles;"
+	    "CREATE TABLE s1 AS SELECT id, key, app, type, first_ns, last_ns FROM series;"
+	    "DROP TABLE series; ALTER TABLE s1 RENAME TO series;"
 	    "UPDATE meta SET v = '1' WHERE k = 'schema';");
 	assert_int_equal(store_sqlite_open(dir, false, &s, &err), 0);
 	*state = s;

@@ -70,6 +70,22 @@ check "plateau query merges both by app and type" "$PLATEAU" query --server "$UR
 printf 'main;idle 10\nmain;work;hash 35\nmain;work;sort 7\n' >"$TMP/want1.folded"
 norm "$TMP/q1.folded"
 check_same "... to exactly the sum of the pushes" "$TMP/want1.folded" "$TMP/q1.folded.sorted"
+# ---- aggregationType=average: a gauge's window is the mean of its pushes ----
+printf 'main;heap 100\n' >"$TMP/g1.folded"
+printf 'main;heap 300\n' >"$TMP/g2.folded"
+check_http "POST /ingest aggregationType=average" 200 POST \
+	"/ingest?name=mem.live%7Bregion%3Deu%7D&from=$((NOW - 100))&until=$((NOW - 90))&aggregationType=average" \
+	--data-binary @"$TMP/g1.folded"
+check_http "... a second push of the gauge" 200 POST \
+	"/ingest?name=mem.live%7Bregion%3Deu%7D&from=$((NOW - 90))&until=$((NOW - 80))&aggregationType=average" \
+	--data-binary @"$TMP/g2.folded"
+check "plateau query of the gauge" "$PLATEAU" query --server "$URL" 'mem.live' \
+	--from "$((NOW - 200))" --until "$NOW" --format folded -o "$TMP/g.folded"
+check_grep "... is the mean of the two pushes" '^main;heap 200$' "$TMP/g.folded"
+check_http "aggregationType=max is refused" 400 POST \
+	"/ingest?name=mem.other&from=$((NOW - 100))&until=$((NOW - 90))&aggregationType=max" \
+	--data-binary @"$TMP/g1.folded"
+check_grep "... naming the value" 'aggregationType \\"max\\" is not sum or average' "$TMP/body"
 check "a label selector keeps one region" "$PLATEAU" query --server "$URL" \
 	'shop.cpu{region=~"eu-.*"}' --from "$((NOW - 200))" --format folded -o "$TMP/q2.folded"
 norm "$TMP/q2.folded"
