@@ -71,7 +71,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 			   "ELSE first_ns END, "
 			   "last_ns = CASE WHEN ?3 > last_ns THEN ?3 ELSE last_ns END "
 			   "WHERE id = ?1",
-	[ST_SERIES_ALL] = "SELECT id, key, app, type, first_ns, last_ns, agg FROM series ORDER BY id",
+	[ST_SERIES_ALL] =
+		"SELECT id, key, app, type, first_ns, last_ns, agg FROM series ORDER BY id",
 	[ST_PUT] = "INSERT INTO profiles(series, level, t0, t1, n, total, blob, type, blob_of) "
 		   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
 	[ST_STALE_MARK] = "INSERT INTO stale(series, level, t0, gen) VALUES (?1, ?2, ?3, 1) "

@@ -180,15 +180,16 @@ static void test_series(void **state)
 	bool created;
 	int64_t a, b, again;
 
-	assert_int_equal(s->be->series_get(s, "shop.cpu{}", "shop", "cpu", false, &a, &created, &err), 0);
-	assert_true(created);
 	assert_int_equal(
-		s->be->series_get(s, "shop.cpu{region=\"eu\"}", "shop", "cpu", true, &b, &created, &err),
-		0);
+		s->be->series_get(s, "shop.cpu{}", "shop", "cpu", false, &a, &created, &err), 0);
+	assert_true(created);
+	assert_int_equal(s->be->series_get(s, "shop.cpu{region=\"eu\"}", "shop", "cpu", true, &b,
+					   &created, &err),
+			 0);
 	assert_true(created);
 	assert_int_not_equal(a, b);
-	assert_int_equal(s->be->series_get(s, "shop.cpu{}", "shop", "cpu", true, &again, &created, &err),
-			 0);
+	assert_int_equal(
+		s->be->series_get(s, "shop.cpu{}", "shop", "cpu", true, &again, &created, &err), 0);
 	assert_false(created);
 	assert_int_equal(again, a);
 	/* The aggregation is the creating call's. */
