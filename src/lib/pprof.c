@@ -77,6 +77,8 @@ struct pprof_reader {
 	size_t stack_alloc;
 	struct label *labels;
 	size_t labels_alloc;
+	uint64_t *ids; /* a packed sample's location ids, decoded */
+	size_t ids_alloc;
 };
 
 /*
@@ -438,8 +440,11 @@ static int read_locations(struct pprof_reader *r)
 static int sample_stack(struct pprof_reader *r, size_t i, size_t *depth)
 {
 	const PbSample *s = &r->pb->sample[i];
-	const uint64_t *ids = pbd_location_ids(r->pb, s);
+	const uint64_t *ids;
 	size_t d = 0;
+
+	ALLOC_GROW(r->ids, s->n_location_id, r->ids_alloc);
+	ids = pbd_sample_ids(r->pb, s, r->ids);
 
 	for (size_t k = s->n_location_id; k-- > 0;) {
 		int64_t loc = idmap_find(&r->locations, ids[k]);
@@ -506,6 +511,23 @@ struct stack_slot {
 	uint32_t node;
 };
 
+/*
+ * Whether samples A and B have one stack by its bytes: the packed ids
+ * when both are still packed (nearly always), else the id arrays.  Two
+ * spellings of one stack (packed and not) count as two: the tree gives
+ * them the same node anyway.
+ */
+static bool same_stack(const PbProfile *pb, const PbSample *a, const PbSample *b)
+{
+	if (a->n_location_id != b->n_location_id || !a->loc_raw != !b->loc_raw)
+		return false;
+	if (a->loc_raw)
+		return a->loc_raw_len == b->loc_raw_len &&
+		       !memcmp(a->loc_raw, b->loc_raw, a->loc_raw_len);
+	return !memcmp(pb->location_ids + a->loc_off, pb->location_ids + b->loc_off,
+		       a->n_location_id * sizeof(uint64_t));
+}
+
 static uint32_t *stack_slot_find(struct stack_slot *t, size_t mask, const PbProfile *pb, size_t i,
 				 uint64_t h, struct stack_slot **empty)
 {
@@ -520,9 +542,7 @@ static uint32_t *stack_slot_find(struct stack_slot *t, size_t mask, const PbProf
 			return NULL;
 		}
 		o = &pb->sample[e->sample - 1];
-		if (e->hash == h && o->n_location_id == s->n_location_id &&
-		    !memcmp(pbd_location_ids(pb, o), pbd_location_ids(pb, s),
-			    s->n_location_id * sizeof(uint64_t)))
+		if (e->hash == h && same_stack(pb, o, s))
 			return &e->node;
 	}
 }
@@ -551,7 +571,8 @@ static int sample_node(struct pprof_reader *r, struct stack_slot *t, size_t mask
 		       uint32_t *node)
 {
 	const PbSample *s = &r->pb->sample[i];
-	uint64_t h = hash_ids(pbd_location_ids(r->pb, s), s->n_location_id);
+	uint64_t h = s->loc_raw ? hash_bytes(s->loc_raw, s->loc_raw_len, 1)
+				: hash_ids(r->pb->location_ids + s->loc_off, s->n_location_id);
 	struct stack_slot *empty = NULL;
 	uint32_t *known = stack_slot_find(t, mask, r->pb, i, h, &empty);
 	size_t depth = 0;
@@ -637,6 +658,7 @@ static void reader_release(struct pprof_reader *r)
 	free(r->loc_frames);
 	free(r->stack);
 	free(r->labels);
+	free(r->ids);
 }
 
 /* Decode under a budget that follows the input's size. */
@@ -672,8 +694,8 @@ int pprof_read(const struct input *in, const struct read_options *o, struct prof
 		data = inflated;
 	}
 	rc = pprof_unpack(&pb, in->name, data, len, err);
-	free(inflated);
 	if (rc) {
+		free(inflated);
 		pbd_release(&pb);
 		return rc;
 	}
@@ -684,6 +706,7 @@ int pprof_read(const struct input *in, const struct read_options *o, struct prof
 	rc = read_profile(&r);
 	reader_release(&r);
 	pbd_release(&pb);
+	free(inflated); /* after the samples: their packed ids point into it */
 	if (rc) {
 		profile_free(r.p);
 		return rc;

@@ -36,7 +36,8 @@ struct rd {
 	const char *kind; /* the message being read, for errors: "sample"; NULL: the profile */
 	size_t index;
 	const char *field;
-	size_t *str_off; /* string i starts at pb->strings + str_off[i] */
+	size_t *str_off;  /* string i starts at pb->strings + str_off[i] */
+	size_t ids_start; /* pb->n_location_ids when the current sample began */
 };
 
 static int fail(struct rd *r, const uint8_t *at, const char *why)
@@ -342,12 +343,59 @@ static const struct field label_fields[] = {
 };
 static const struct msg label_msg = {"label", label_fields, 4};
 
+/* Check a packed run of varints [P, END) without storing it; *N its values. */
+static int scan_varints(struct rd *r, const uint8_t *p, const uint8_t *end, uint32_t *n)
+{
+	const uint8_t *start = p;
+	uint32_t count = 0;
+	unsigned run = 0;
+
+	for (; p < end; p++) {
+		if (*p & 0x80) {
+			if (++run == 10)
+				return fail(r, start, "varint longer than 10 bytes");
+			continue;
+		}
+		run = 0;
+		count++;
+		start = p + 1;
+	}
+	if (run)
+		return fail(r, start, "varint runs past the end");
+	*n = count;
+	return 0;
+}
+
+/*
+ * A sample's location ids: the first packed run stays in the input
+ * (checked, counted); anything more (another run, unpacked ids) and the
+ * sample's ids go to the array like any repeated field.
+ */
 static int sample_location_ids(struct rd *r, const uint8_t **p, const uint8_t *end, unsigned wt,
 			       void *out)
 {
-	(void)out;
-	return get_varints(r, p, end, wt, &r->pb->location_ids, A_LOCATION_IDS,
-			   &r->pb->n_location_ids);
+	struct pbd_sample *s = out;
+	struct pbd_profile *pb = r->pb;
+	const uint8_t *q, *qend;
+	int rc;
+
+	if (wt == WT_LEN && !s->loc_raw && pb->n_location_ids == r->ids_start) {
+		if ((rc = get_len(r, p, end, wt, &q, &qend)) ||
+		    (rc = scan_varints(r, q, qend, &s->n_location_id)))
+			return rc;
+		s->loc_raw = q;
+		s->loc_raw_len = (uint32_t)(qend - q);
+		return 0;
+	}
+	if (s->loc_raw) {
+		if (GROW(r, pb->location_ids, A_LOCATION_IDS,
+			 st_add(pb->n_location_ids, s->n_location_id), rc))
+			return rc;
+		pbd_sample_ids(pb, s, pb->location_ids + pb->n_location_ids);
+		pb->n_location_ids += s->n_location_id;
+		s->loc_raw = NULL;
+	}
+	return get_varints(r, p, end, wt, &pb->location_ids, A_LOCATION_IDS, &pb->n_location_ids);
 }
 
 static int sample_values(struct rd *r, const uint8_t **p, const uint8_t *end, unsigned wt,
@@ -442,12 +490,18 @@ static int profile_sample(struct rd *r, const uint8_t **p, const uint8_t *end, u
 	struct pbd_sample *s;
 	int rc;
 
+	r->ids_start = ids;
 	READ_ELEM(r, p, end, wt, pb->sample, A_SAMPLE, pb->n_sample, &sample_msg, rc);
 	if (rc == 0) {
 		s = &pb->sample[pb->n_sample - 1];
-		*s = (struct pbd_sample){(uint32_t)ids,	   (uint32_t)(pb->n_location_ids - ids),
-					 (uint32_t)values, (uint32_t)(pb->n_values - values),
-					 (uint32_t)labels, (uint32_t)(pb->n_labels - labels)};
+		if (!s->loc_raw) {
+			s->loc_off = (uint32_t)ids;
+			s->n_location_id = (uint32_t)(pb->n_location_ids - ids);
+		}
+		s->value_off = (uint32_t)values;
+		s->n_value = (uint32_t)(pb->n_values - values);
+		s->label_off = (uint32_t)labels;
+		s->n_label = (uint32_t)(pb->n_labels - labels);
 	}
 	return rc;
 }
@@ -558,7 +612,7 @@ static const struct msg profile_msg = {NULL, profile_fields, 15};
 int pbd_decode(struct pbd_profile *pb, const char *name, const void *data, size_t len, size_t cap,
 	       struct error *err)
 {
-	struct rd r = {pb, data, name, err, NULL, 0, "", NULL};
+	struct rd r = {pb, data, name, err, NULL, 0, "", NULL, 0};
 	int rc;
 
 	memset(pb, 0, sizeof(*pb));

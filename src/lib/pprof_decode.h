@@ -18,7 +18,8 @@
  *
  * Repeated fields inside a message are ranges of the profile's shared
  * arrays (location_ids, values, labels, lines), so the arrays can grow
- * while decoding.  Every string is NUL-terminated.
+ * while decoding; a sample's packed location ids stay in the input (which
+ * must outlive PB then).  Every string is NUL-terminated.
  */
 
 struct pbd_value_type {
@@ -30,9 +31,18 @@ struct pbd_label {
 };
 
 struct pbd_sample {
-	uint32_t loc_off, n_location_id; /* location_ids[loc_off..] */
-	uint32_t value_off, n_value;	 /* values[value_off..] */
-	uint32_t label_off, n_label;	 /* labels[label_off..] */
+	/*
+	 * The location ids: still packed in the input (LOC_RAW, LOC_RAW_LEN
+	 * bytes, checked) when they came as one packed run, as they nearly
+	 * always do, else location_ids[loc_off..].  Most samples repeat a
+	 * stack another sample has: pprof_read compares the packed bytes and
+	 * decodes only new stacks.  Read them with pbd_sample_ids().
+	 */
+	const uint8_t *loc_raw;
+	uint32_t loc_raw_len;
+	uint32_t loc_off, n_location_id;
+	uint32_t value_off, n_value; /* values[value_off..] */
+	uint32_t label_off, n_label; /* labels[label_off..] */
 };
 
 struct pbd_mapping {
@@ -81,10 +91,31 @@ struct pbd_profile {
 	size_t used, cap; /* bytes the arrays hold, and their limit */
 };
 
-static inline const uint64_t *pbd_location_ids(const struct pbd_profile *pb,
-					       const struct pbd_sample *s)
+/*
+ * Sample S's location ids: in the profile's array, or decoded into
+ * SCRATCH (room for s->n_location_id) when still packed.
+ */
+static inline const uint64_t *pbd_sample_ids(const struct pbd_profile *pb,
+					     const struct pbd_sample *s, uint64_t *scratch)
 {
-	return pb->location_ids + s->loc_off;
+	const uint8_t *p = s->loc_raw, *end = p + s->loc_raw_len;
+	uint64_t *out = scratch;
+
+	if (!p)
+		return pb->location_ids + s->loc_off;
+	while (p < end) {
+		uint64_t v = 0;
+
+		for (unsigned shift = 0;; shift += 7) {
+			uint8_t b = *p++;
+
+			v |= (uint64_t)(b & 0x7f) << (shift & 63);
+			if (b < 0x80)
+				break;
+		}
+		*out++ = v;
+	}
+	return scratch;
 }
 
 static inline const int64_t *pbd_values(const struct pbd_profile *pb, const struct pbd_sample *s)

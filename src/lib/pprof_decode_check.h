@@ -40,9 +40,14 @@ static inline const char *pbd_diff(const struct pbd_profile *d,
 		const Perftools__Profiles__Sample *t = c->sample[i];
 
 		PBD_SAME(s->n_location_id == t->n_location_id, "sample n_location_id");
-		PBD_SAME(!s->n_location_id || !memcmp(pbd_location_ids(d, s), t->location_id,
-						      s->n_location_id * sizeof(uint64_t)),
-			 "sample location_id");
+		if (s->n_location_id) {
+			uint64_t *ids = malloc(s->n_location_id * sizeof(*ids));
+			bool same = ids && !memcmp(pbd_sample_ids(d, s, ids), t->location_id,
+						   s->n_location_id * sizeof(uint64_t));
+
+			free(ids);
+			PBD_SAME(same, "sample location_id");
+		}
 		PBD_SAME(s->n_value == t->n_value, "sample n_value");
 		PBD_SAME(!s->n_value ||
 				 !memcmp(pbd_values(d, s), t->value, s->n_value * sizeof(int64_t)),

@@ -159,7 +159,13 @@ static void test_every_field(void **state)
 	assert_true(ok);
 	assert_int_equal(pbd_decode(&d, "x", buf, len, (size_t)1 << 20, &err), 0);
 	assert_int_equal(d.n_sample, 2);
-	assert_int_equal(pbd_location_ids(&d, &d.sample[1])[0], UINT64_MAX);
+	{
+		uint64_t ids[3];
+
+		assert_non_null(d.sample[1].loc_raw); /* one packed run: left packed */
+		assert_int_equal(pbd_sample_ids(&d, &d.sample[1], ids)[0], UINT64_MAX);
+		assert_int_equal(ids[2], 2);
+	}
 	assert_true(pbd_values(&d, &d.sample[1])[1] == INT64_MIN);
 	assert_int_equal(pbd_labels(&d, &d.sample[0])[1].num, -42);
 	assert_int_equal(d.location[0].n_line, 2);
@@ -196,7 +202,8 @@ static void test_unpacked_and_mixed(void **state)
 	assert_int_equal(pbd_decode(&d, "x", top.b, top.n, (size_t)1 << 20, &err), 0);
 	assert_int_equal(d.n_sample, 2);
 	assert_int_equal(d.sample[1].n_location_id, 5);
-	assert_memory_equal(pbd_location_ids(&d, &d.sample[1]), want, sizeof(want));
+	assert_null(d.sample[1].loc_raw); /* several runs: in the array */
+	assert_memory_equal(pbd_sample_ids(&d, &d.sample[1], NULL), want, sizeof(want));
 	assert_int_equal(d.sample[1].n_value, 2);
 	assert_true(pbd_values(&d, &d.sample[1])[0] == -7);
 	assert_int_equal(d.n_comment, 3);
