@@ -13,6 +13,7 @@
 #include "cmd/cmd.h"
 #include "server/server.h"
 #include "store/timeparse.h"
+#include "util/clock.h"
 
 #define TICK_NS	   (INT64_C(1000000000))
 #define ROLL_BATCH 256
@@ -32,14 +33,6 @@ static void on_signal(int sig)
 	stopping = 1;
 }
 
-static int64_t wall_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* Background work until a signal: rollups, then retention once a minute. */
 static void run(struct service *sv)
 {
@@ -48,7 +41,7 @@ static void run(struct service *sv)
 
 	while (!stopping) {
 		struct error err = ERROR_INIT;
-		int64_t now = wall_ns(), deleted;
+		int64_t now = clock_ns(CLOCK_REALTIME), deleted;
 		int done;
 
 		done = service_roll(sv, now, ROLL_BATCH, &err);

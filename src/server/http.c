@@ -31,6 +31,7 @@
 #include "store/ingest_name.h"
 #include "store/timeparse.h"
 #include "util/alloc.h"
+#include "util/clock.h"
 
 #define NSEC		INT64_C(1000000000)
 #define PUSH_LABELS_MAX 32
@@ -85,14 +86,6 @@ struct request {
 	int64_t start_ns;
 	enum route route;
 };
-
-static int64_t now_ns(int clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (int64_t)ts.tv_sec * NSEC + ts.tv_nsec;
-}
 
 /* ---- replies ---- */
 
@@ -195,7 +188,7 @@ static int time_arg(struct MHD_Connection *c, const char *name, int64_t def, int
 	*out = def;
 	if (!v || !*v)
 		return 0;
-	if (time_parse(v, now_ns(CLOCK_REALTIME), out, &e) < 0)
+	if (time_parse(v, clock_ns(CLOCK_REALTIME), out, &e) < 0)
 		return error_set(err, ERR_FORMAT, "%s: %s", name, e.msg);
 	return 0;
 }
@@ -204,7 +197,7 @@ static int time_arg(struct MHD_Connection *c, const char *name, int64_t def, int
 static int window_args(struct MHD_Connection *c, const char *fname, const char *uname,
 		       int64_t *from, int64_t *until, struct error *err)
 {
-	int64_t now = now_ns(CLOCK_REALTIME);
+	int64_t now = clock_ns(CLOCK_REALTIME);
 
 	if (time_arg(c, fname, now - 3600 * NSEC, from, err) < 0 ||
 	    time_arg(c, uname, now, until, err) < 0)
@@ -352,7 +345,7 @@ static bool is_multipart(struct MHD_Connection *c)
 
 static int push_window(struct MHD_Connection *c, int64_t *t0, int64_t *t1, struct error *err)
 {
-	int64_t now = now_ns(CLOCK_REALTIME);
+	int64_t now = clock_ns(CLOCK_REALTIME);
 
 	if (time_arg(c, "from", now - 10 * NSEC, t0, err) < 0 ||
 	    time_arg(c, "until", now, t1, err) < 0)
@@ -525,7 +518,7 @@ static enum MHD_Result on_profiles(struct server *s, struct MHD_Connection *c, s
 
 static void note_latency(struct server *s, struct request *rq)
 {
-	double sec = (double)(now_ns(CLOCK_MONOTONIC) - rq->start_ns) / 1e9;
+	double sec = (double)(clock_ns(CLOCK_MONOTONIC) - rq->start_ns) / 1e9;
 
 	pthread_mutex_lock(&s->mu);
 	s->lat_count++;
@@ -940,7 +933,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	(void)version;
 	if (!rq) {
 		rq = xcalloc(1, sizeof(*rq));
-		rq->start_ns = now_ns(CLOCK_MONOTONIC);
+		rq->start_ns = clock_ns(CLOCK_MONOTONIC);
 		*con_cls = rq;
 		return on_headers(s, c, rq, method, url);
 	}

@@ -11,12 +11,12 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "server/service.h"
 #include "store/blob.h"
 #include "store/plan.h"
 #include "util/alloc.h"
+#include "util/clock.h"
 
 struct ix_series {
 	int64_t id;
@@ -355,6 +355,7 @@ struct type_view {
 	struct sample_type st[VIEW_MAX_TYPES];
 	struct psample *samples;
 	int64_t *values;
+	bool used[VIEW_MAX_TYPES]; /* the type has a value in some sample */
 };
 
 /*
@@ -367,6 +368,7 @@ static void view_init(struct type_view *tv, const struct profile *p, const uint3
 {
 	uint32_t n = 0;
 
+	memset(tv->used, 0, sizeof(tv->used));
 	tv->samples = xmalloc((p->nr_samples + 1) * sizeof(*tv->samples));
 	tv->values = xmalloc(((size_t)p->nr_samples * nt + 1) * sizeof(*tv->values));
 	for (uint32_t i = 0; i < p->nr_samples; i++) {
@@ -378,8 +380,11 @@ static void view_init(struct type_view *tv, const struct profile *p, const uint3
 			continue;
 		for (uint32_t k = 0; k < nt; k++)
 			any |= (out[k] = v[types[k]]) != 0;
-		if (any)
-			tv->samples[n++] = p->samples[i];
+		if (!any)
+			continue;
+		for (uint32_t k = 0; k < nt; k++)
+			tv->used[k] |= out[k] != 0;
+		tv->samples[n++] = p->samples[i];
 	}
 	tv->v = *p;
 	for (uint32_t k = 0; k < nt; k++) {
@@ -574,14 +579,6 @@ struct pending {
 	size_t nblobs;
 };
 
-static bool has_values(const struct profile *p, uint32_t t)
-{
-	for (uint32_t i = 0; i < p->nr_samples; i++)
-		if (profile_sample_values(p, i)[t])
-			return true;
-	return false;
-}
-
 /*
  * The rows of group G: one blob of the stored types (NT of them, P's
  * TYPES named NAMES), and a row per type with a value in the group, each
@@ -618,7 +615,7 @@ static int add_group(struct service *sv, const struct ingest_req *req, struct pr
 		int64_t id;
 
 		/* A type with no value in the group has no series here. */
-		if (!has_values(&tv.v, k))
+		if (!tv.used[k])
 			continue;
 		rc = push_series(sv, req, names[k], &gs->v[g], &s, labels, key, sizeof(key), err);
 		if (rc == 0)
@@ -703,18 +700,10 @@ static int commit(struct service *sv, const struct store_row *rows, size_t n, st
 	return b.rc;
 }
 
-static int64_t wall_clock_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* After a commit: widen the spans of the series pushed to. */
 static void note_spans(struct service *sv, const struct pending *pd)
 {
-	int64_t now = wall_clock_ns();
+	int64_t now = clock_ns(CLOCK_REALTIME);
 
 	pthread_rwlock_wrlock(&sv->mu);
 	for (size_t i = 0; i < pd->n; i++) {
@@ -1406,7 +1395,7 @@ int service_roll(struct service *sv, int64_t now_ns, size_t max, struct error *e
 			     .max = max,
 			     .now = now_ns,
 			     .delay = sv->cfg.rollup_delay_ns,
-			     .wall = wall_clock_ns()};
+			     .wall = clock_ns(CLOCK_REALTIME)};
 	bool *rolled;
 	int rc = 0, done = 0;
 
