@@ -91,6 +91,8 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 	if (!t || t->internal)
 		goto out;
 	if (si->si_code == SI_TIMER) {
+		/* A CPU timer's signal can interrupt a blocking call too (eintr.c). */
+		t->eintr_ours = 1;
 		take_sample(t, AGENT_KIND_CPU,
 			    (int64_t)cpu_sample_weight_ns(agent_state.interval_ns, si->si_overrun),
 			    1, uc, AGENT_STATE_RUNNING);

@@ -2,8 +2,8 @@
 /*
  * Blocking calls that a signal interrupts with EINTR even under SA_RESTART
  * (nanosleep, poll, epoll_wait, select, sem_wait, sigtimedwait, pause ...,
- * see signal(7)).  The wall sampler's signal must not change what a program
- * sees, and many programs do not retry on EINTR: when the agent's own signal
+ * see signal(7)).  The wall sampler's and the CPU timers' signals must not
+ * change what a program sees, and many programs do not retry on EINTR: when the agent's own signal
  * caused the interruption (its handler ran, or the sampler counted a
  * signal sent during the call), the call is
  * retried with the time that is left.  An EINTR caused by any other signal
@@ -41,7 +41,7 @@ static struct agent_thread *watched(void)
 {
 	struct agent_thread *t = agent_thread_self();
 
-	if (!t || !(agent_state.cfg.modes & AGENT_MODE_WALL))
+	if (!t || !(agent_state.cfg.modes & (AGENT_MODE_WALL | AGENT_MODE_CPU)))
 		return NULL;
 	t->eintr_ours = 0;
 	t->eintr_snap = atomic_load(&t->wall_sent);
