@@ -1287,6 +1287,7 @@ static int roll_siblings(struct service *sv, struct sibling *sib, size_t n, bool
 {
 	struct siblings_ctx c = {.dst = profile_new(), .err = err};
 	int64_t t0 = sib[0].w->t0, t1 = t0 + store_level_ns[1];
+	struct blob_tree *tree = NULL; /* the views share the merge's tree: encoded once */
 	int rc = 0;
 
 	for (size_t i = 0; i < n && rc == 0 && !c.mixed; i++) {
@@ -1308,8 +1309,10 @@ static int roll_siblings(struct service *sv, struct sibling *sib, size_t n, bool
 
 		if (sib[i].type >= 0 && k < c.dst->nr_types) {
 			view_init(&tv, c.dst, &k, &c.dst->types[k].type, 1, NULL, 0);
+			if (tv.v.nr_samples && !tree)
+				tree = blob_tree_new(&tv.v);
 			if (tv.v.nr_samples)
-				rc = blob_encode(&tv.v, &blob, err);
+				rc = blob_encode_tree(&tv.v, tree, BLOB_LEVEL_DEFAULT, &blob, err);
 			r.total = profile_total(&tv.v, 0);
 			r.blob = blob.buf;
 			r.len = tv.v.nr_samples ? blob.len : 0;
@@ -1319,6 +1322,7 @@ static int roll_siblings(struct service *sv, struct sibling *sib, size_t n, bool
 			rc = sv->st->be->put_rollup(sv->st, &r, sib[i].w->gen, err);
 		strbuf_release(&blob);
 	}
+	blob_tree_free(tree);
 	free(c.seen);
 	profile_free(c.dst);
 	if (c.mixed)
