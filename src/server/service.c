@@ -1225,11 +1225,12 @@ static int roll_one(struct service *sv, const struct window *w, struct error *er
 }
 
 /*
- * Level-1 windows of the series of one app and label set (one per sample
- * type) read the same pushes: their rows share the pushes' blobs.  Rolled
- * one by one, each blob would be decoded once per series; rolled together
- * it is merged once, with all its types, and each series' rollup is its
- * type's column of that merge.
+ * The windows of one level and t0 of the series of one app and label set
+ * (one per sample type) read the same pushes: at level 0 their rows share
+ * the pushes' blobs, above it their rollups share one blob of all their
+ * types.  Rolled one by one, each blob would be decoded once per series;
+ * rolled together it is merged once, with all its types, and the merge is
+ * stored once for them all (put_rollups), each series reading its type.
  */
 #define SIBLINGS_MAX 16
 
@@ -1266,7 +1267,7 @@ static int merge_sibling_row(const struct store_row *r, void *arg)
 	c->seen[c->nseen++] = r->blob_id;
 	if (blob_merge_into(c->dst, r->blob, r->len, NULL, &err) == 0)
 		return 0;
-	/* Pushes of other type lists (a changed configuration): one by one. */
+	/* Blobs of other type lists (a changed configuration): one by one. */
 	if (err.code == ERR_USAGE) {
 		c->mixed = true;
 		return 1;
@@ -1281,94 +1282,58 @@ static bool same_set(const struct series *a, const struct series *b)
 	return !strcmp(a->app, b->app) && labels_same(a->labels, a->nlabels, b->labels, b->nlabels);
 }
 
-/* Roll the N level-1 windows of SIB together; *MIXED when they must go one by one. */
+/* Whether some sample of P has a value of type K. */
+static bool has_values(const struct profile *p, uint32_t k)
+{
+	for (uint32_t i = 0; i < p->nr_samples; i++)
+		if (profile_sample_values(p, i)[k])
+			return true;
+	return false;
+}
+
+/* Roll the N windows of SIB (one level and t0) together; *MIXED when they must go one by one. */
 static int roll_siblings(struct service *sv, struct sibling *sib, size_t n, bool *mixed,
 			 struct error *err)
 {
 	struct siblings_ctx c = {.dst = profile_new(), .err = err};
-	int64_t t0 = sib[0].w->t0, t1 = t0 + store_level_ns[1];
-	struct blob_tree *tree = NULL; /* the views share the merge's tree: encoded once */
+	int level = sib[0].w->level;
+	int64_t t0 = sib[0].w->t0, t1 = t0 + store_level_ns[level], gens[SIBLINGS_MAX];
+	struct store_row rows[SIBLINGS_MAX];
+	struct strbuf blob = STRBUF_INIT;
 	int rc = 0;
 
 	for (size_t i = 0; i < n && rc == 0 && !c.mixed; i++) {
 		struct plan_series ps = {sib[i].w->series, 0, 0};
 
 		c.sib = &sib[i];
-		rc = store_plan(sv->st, &ps, 0, t0, t1, merge_sibling_row, &c, err);
+		rc = store_plan(sv->st, &ps, level - 1, t0, t1, merge_sibling_row, &c, err);
 	}
 	*mixed = c.mixed;
+	if (rc == 0 && !c.mixed && c.dst->nr_types && c.dst->nr_samples)
+		rc = blob_encode(c.dst, &blob, err);
 	for (size_t i = 0; i < n && rc == 0 && !c.mixed; i++) {
-		struct store_row r = {.series = sib[i].w->series,
-				      .level = 1,
-				      .t0 = t0,
-				      .t1 = t1,
-				      .samples = sib[i].samples};
-		struct strbuf blob = STRBUF_INIT;
-		struct type_view tv;
 		uint32_t k = (uint32_t)(sib[i].type < 0 ? 0 : sib[i].type);
+		bool has = sib[i].type >= 0 && k < c.dst->nr_types && has_values(c.dst, k);
 
-		if (sib[i].type >= 0 && k < c.dst->nr_types) {
-			view_init(&tv, c.dst, &k, &c.dst->types[k].type, 1, NULL, 0);
-			if (tv.v.nr_samples && !tree)
-				tree = blob_tree_new(&tv.v);
-			if (tv.v.nr_samples)
-				rc = blob_encode_tree(&tv.v, tree, BLOB_LEVEL_DEFAULT, &blob, err);
-			r.total = profile_total(&tv.v, 0);
-			r.blob = blob.buf;
-			r.len = tv.v.nr_samples ? blob.len : 0;
-			view_release(&tv);
-		}
-		if (rc == 0)
-			rc = sv->st->be->put_rollup(sv->st, &r, sib[i].w->gen, err);
-		strbuf_release(&blob);
+		rows[i] = (struct store_row){.series = sib[i].w->series,
+					     .level = level,
+					     .t0 = t0,
+					     .t1 = t1,
+					     .samples = sib[i].samples,
+					     .total = has ? profile_total(c.dst, k) : 0,
+					     .type = (int)k,
+					     .blob = has ? blob.buf : NULL,
+					     .len = has ? blob.len : 0};
+		gens[i] = sib[i].w->gen;
 	}
-	blob_tree_free(tree);
+	if (rc == 0 && !c.mixed)
+		rc = sv->st->be->put_rollups(sv->st, rows, gens, n, err);
+	strbuf_release(&blob);
 	free(c.seen);
 	profile_free(c.dst);
 	if (c.mixed)
 		return 0;
 	return rc < 0 ? rc : rc ? ERR_IO : 0;
-}
-
-/*
- * Roll window I of WS (level 1) with the other level-1 windows of its
- * app and label set at the same t0 (marked done in DONE); *ROLLED counts.
- */
-static int roll_level1(struct service *sv, struct windows *ws, size_t i, bool *done, int *rolled,
-		       struct error *err)
-{
-	struct sibling sib[SIBLINGS_MAX];
-	const struct series *s = NULL;
-	size_t n = 0;
-	bool mixed = true;
-	int rc = 0;
-
-	pthread_rwlock_rdlock(&sv->mu);
-	if ((size_t)ws->v[i].series < sv->nby_id)
-		s = sv->by_id[ws->v[i].series].s;
-	for (size_t j = i; s && j < ws->n && n < SIBLINGS_MAX; j++) {
-		const struct window *w = &ws->v[j];
-		const struct series *o =
-			(size_t)w->series < sv->nby_id ? sv->by_id[w->series].s : NULL;
-
-		if (!done[j] && w->level == 1 && w->t0 == ws->v[i].t0 && o && same_set(s, o))
-			sib[n++] = (struct sibling){w, -1, 0};
-	}
-	pthread_rwlock_unlock(&sv->mu);
-	if (n > 1)
-		rc = roll_siblings(sv, sib, n, &mixed, err);
-	if (rc == 0 && !mixed) {
-		for (size_t k = 0; k < n; k++)
-			done[sib[k].w - ws->v] = true;
-		*rolled += (int)n;
-		count(sv, &sv->c.rollups_shared, n);
-		return 0;
-	}
-	if (rc == 0 && (rc = roll_one(sv, &ws->v[i], err)) == 0) {
-		done[i] = true;
-		(*rolled)++;
-	}
-	return rc;
 }
 
 static int count_stale(int64_t t0, void *arg)
@@ -1387,10 +1352,63 @@ static int count_stale(int64_t t0, void *arg)
 static int children_stale(struct service *sv, const struct window *w, struct error *err)
 {
 	size_t n = 0;
-	int rc = sv->st->be->stale_range(sv->st, w->series, w->level - 1, w->t0,
-					 w->t0 + store_level_ns[w->level], count_stale, &n, err);
+	int rc;
 
+	if (w->level < 2)
+		return 0;
+	rc = sv->st->be->stale_range(sv->st, w->series, w->level - 1, w->t0,
+				     w->t0 + store_level_ns[w->level], count_stale, &n, err);
 	return rc < 0 ? rc : n > 0;
+}
+
+/*
+ * Roll window I of WS with the other windows of its level, t0, app and
+ * label set (marked done in DONE) whose children are ready; *ROLLED
+ * counts.  Window I's own children are ready.
+ */
+static int roll_group(struct service *sv, struct windows *ws, size_t i, bool *done, int *rolled,
+		      struct error *err)
+{
+	struct sibling sib[SIBLINGS_MAX];
+	const struct series *s = NULL;
+	size_t n = 0, kept = 1;
+	bool mixed = true;
+	int rc = 0;
+
+	pthread_rwlock_rdlock(&sv->mu);
+	if ((size_t)ws->v[i].series < sv->nby_id)
+		s = sv->by_id[ws->v[i].series].s;
+	for (size_t j = i; s && j < ws->n && n < SIBLINGS_MAX; j++) {
+		const struct window *w = &ws->v[j];
+		const struct series *o =
+			(size_t)w->series < sv->nby_id ? sv->by_id[w->series].s : NULL;
+
+		if (!done[j] && w->level == ws->v[i].level && w->t0 == ws->v[i].t0 && o &&
+		    same_set(s, o))
+			sib[n++] = (struct sibling){w, -1, 0};
+	}
+	pthread_rwlock_unlock(&sv->mu);
+	for (size_t k = 1; k < n && rc >= 0; k++)
+		if ((rc = children_stale(sv, sib[k].w, err)) == 0)
+			sib[kept++] = sib[k];
+	n = n ? kept : 0;
+	if (rc > 0)
+		rc = 0;
+	if (rc == 0 && n)
+		rc = roll_siblings(sv, sib, n, &mixed, err);
+	if (rc == 0 && !mixed) {
+		for (size_t k = 0; k < n; k++)
+			done[sib[k].w - ws->v] = true;
+		*rolled += (int)n;
+		if (n > 1)
+			count(sv, &sv->c.rollups_shared, n);
+		return 0;
+	}
+	if (rc == 0 && (rc = roll_one(sv, &ws->v[i], err)) == 0) {
+		done[i] = true;
+		(*rolled)++;
+	}
+	return rc;
 }
 
 int service_roll(struct service *sv, int64_t now_ns, size_t max, struct error *err)
@@ -1416,12 +1434,10 @@ int service_roll(struct service *sv, int64_t now_ns, size_t max, struct error *e
 		for (size_t i = 0; rc == 0 && i < ws.n; i++) {
 			if (rolled[i])
 				continue;
-			if (level == 1)
-				rc = roll_level1(sv, &ws, i, rolled, &done, err);
-			else if ((rc = children_stale(sv, &ws.v[i], err)) > 0)
+			if ((rc = children_stale(sv, &ws.v[i], err)) > 0)
 				rc = 0; /* later, from its children's rollups */
-			else if (rc == 0 && (rc = roll_one(sv, &ws.v[i], err)) == 0)
-				done++;
+			else if (rc == 0)
+				rc = roll_group(sv, &ws, i, rolled, &done, err);
 		}
 	}
 	free(rolled);

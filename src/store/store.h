@@ -95,6 +95,16 @@ struct store_backend {
 			  struct error *err);
 
 	/*
+	 * As put_rollup for the N rollups of one window (level, t0, t1) of
+	 * sibling series — the sample types of one app and label set — that
+	 * read one blob of all their types (ROWS[i].type each; ROWS[i].len 0:
+	 * that series has nothing in the window, its row is deleted), with
+	 * their generations GENS.  The blob is stored once.
+	 */
+	int (*put_rollups)(struct store *s, const struct store_row *rows, const int64_t *gens,
+			   size_t n, struct error *err);
+
+	/*
 	 * Call FN on the rows of SERIES at LEVEL whose t0 is in [from, until),
 	 * in t0 order.  The row's blob is valid during the call only.  FN
 	 * returns non-zero to stop (that value is returned).

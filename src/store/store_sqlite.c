@@ -18,7 +18,10 @@
  * The level-0 rows of one push share its blob: the first row holds it,
  * the others an empty blob and blob_of = the first's id (same t0 and t1,
  * so retention deletes them together); type is the blob's sample type the
- * row's series reads.  Older versions are upgraded in place: 1 (no type,
+ * row's series reads.  The rollup rows of sibling series (put_rollups)
+ * share a blob held by a row of series -1, whose n counts its readers:
+ * replacing one reader's rollup leaves the others' blob in place, and
+ * the holder goes with its last reader (or with them all, by t1).  Older versions are upgraded in place: 1 (no type,
  * no blob_of) by adding the two columns, 2 (no agg) by adding agg.
  */
 #include <errno.h>
@@ -49,6 +52,9 @@ enum stmt_id {
 	ST_PUT,
 	ST_STALE_MARK,
 	ST_ROLLUP_DEL,
+	ST_ROLLUP_REF,
+	ST_HOLDER_UNREF,
+	ST_HOLDER_DROP,
 	ST_STALE_CLEAR,
 	ST_SCAN,
 	ST_SCAN_TOTALS,
@@ -78,6 +84,11 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_STALE_MARK] = "INSERT INTO stale(series, level, t0, gen) VALUES (?1, ?2, ?3, 1) "
 			  "ON CONFLICT(series, level, t0) DO UPDATE SET gen = gen + 1",
 	[ST_ROLLUP_DEL] = "DELETE FROM profiles WHERE series = ?1 AND level = ?2 AND t0 = ?3",
+	[ST_ROLLUP_REF] =
+		"SELECT blob_of FROM profiles WHERE series = ?1 AND level = ?2 AND t0 = ?3"
+		" AND blob_of IS NOT NULL",
+	[ST_HOLDER_UNREF] = "UPDATE profiles SET n = n - 1 WHERE id = ?1 AND series = -1",
+	[ST_HOLDER_DROP] = "DELETE FROM profiles WHERE id = ?1 AND series = -1 AND n <= 0",
 	[ST_STALE_CLEAR] = "DELETE FROM stale WHERE series = ?1 AND level = ?2 AND t0 = ?3 "
 			   "AND gen = ?4",
 	[ST_SCAN] = "SELECT p.t0, p.t1, p.n, p.total, p.type, COALESCE(p.blob_of, p.id),"
@@ -486,6 +497,29 @@ static int put(struct store *st, const struct store_row *rows, size_t n, struct 
 	return rc;
 }
 
+/* Delete the rollup row (series, level, t0), and its shared blob's holder if it was the last reader. */
+static int rollup_del(struct conn *c, const int64_t *args, struct error *err)
+{
+	sqlite3_stmt *q = stmt(c, ST_ROLLUP_REF);
+	int64_t holder = 0;
+	int rc;
+
+	for (int i = 0; i < 3; i++)
+		sqlite3_bind_int64(q, i + 1, args[i]);
+	rc = sqlite3_step(q);
+	if (rc == SQLITE_ROW)
+		holder = sqlite3_column_int64(q, 0);
+	sqlite3_reset(q);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return db_error(err, c->db, "replacing a rollup");
+	rc = write_args(c, ST_ROLLUP_DEL, args, 3, "replacing a rollup", err);
+	if (rc == 0 && holder)
+		rc = write_args(c, ST_HOLDER_UNREF, &holder, 1, "replacing a shared rollup", err);
+	if (rc == 0 && holder)
+		rc = write_args(c, ST_HOLDER_DROP, &holder, 1, "replacing a shared rollup", err);
+	return rc;
+}
+
 static int put_rollup(struct store *st, const struct store_row *r, int64_t gen, struct error *err)
 {
 	struct sqlite_store *s = ss(st);
@@ -498,11 +532,66 @@ static int put_rollup(struct store *st, const struct store_row *r, int64_t gen, 
 	pthread_mutex_lock(&s->wmu);
 	rc = exec(c, "BEGIN IMMEDIATE", err);
 	if (rc == 0)
-		rc = write_args(c, ST_ROLLUP_DEL, args, 3, "replacing a rollup", err);
+		rc = rollup_del(c, args, err);
 	if (rc == 0 && r->len)
 		rc = put_one(c, r, 0, err);
 	if (rc == 0)
 		rc = write_args(c, ST_STALE_CLEAR, args, 4, "clearing a stale rollup", err);
+	rc = txn_end(c, rc, err);
+	pthread_mutex_unlock(&s->wmu);
+	return rc;
+}
+
+static int put_rollups(struct store *st, const struct store_row *rows, const int64_t *gens,
+		       size_t n, struct error *err)
+{
+	struct sqlite_store *s = ss(st);
+	struct conn *c = &s->writer;
+	int64_t holder = 0;
+	size_t readers = 0;
+	int rc;
+
+	for (size_t i = 0; i < n; i++) {
+		if (rows[i].level < 1 || rows[i].level >= STORE_LEVELS)
+			return error_set(err, ERR_USAGE, "store: rollup level %d out of range",
+					 rows[i].level);
+		if (rows[i].level != rows[0].level || rows[i].t0 != rows[0].t0 ||
+		    rows[i].t1 != rows[0].t1 ||
+		    (rows[i].len && (rows[i].blob != rows[0].blob || rows[i].len != rows[0].len)))
+			return error_set(
+				err, ERR_USAGE,
+				"store: put_rollups takes rows of one window and one blob");
+		readers += rows[i].len != 0;
+	}
+	pthread_mutex_lock(&s->wmu);
+	rc = exec(c, "BEGIN IMMEDIATE", err);
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		int64_t args[] = {rows[i].series, rows[i].level, rows[i].t0};
+
+		rc = rollup_del(c, args, err);
+	}
+	if (rc == 0 && readers) {
+		struct store_row h = {.series = -1,
+				      .level = rows[0].level,
+				      .t0 = rows[0].t0,
+				      .t1 = rows[0].t1,
+				      .samples = (int64_t)readers,
+				      .blob = rows[0].blob,
+				      .len = rows[0].len};
+
+		for (size_t i = 0; i < n && !h.len; i++)
+			h.blob = rows[i].blob, h.len = rows[i].len;
+		rc = put_one(c, &h, 0, err);
+		holder = sqlite3_last_insert_rowid(c->db);
+	}
+	for (size_t i = 0; i < n && rc == 0; i++)
+		if (rows[i].len)
+			rc = put_one(c, &rows[i], holder, err);
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		int64_t args[] = {rows[i].series, rows[i].level, rows[i].t0, gens[i]};
+
+		rc = write_args(c, ST_STALE_CLEAR, args, 4, "clearing a stale rollup", err);
+	}
 	rc = txn_end(c, rc, err);
 	pthread_mutex_unlock(&s->wmu);
 	return rc;
@@ -734,6 +823,7 @@ static const struct store_backend sqlite_backend = {
 	.series_each = series_each,
 	.put = put,
 	.put_rollup = put_rollup,
+	.put_rollups = put_rollups,
 	.scan = scan,
 	.scan_totals = scan_totals,
 	.stale_each = stale_each,

@@ -398,6 +398,95 @@ static void test_shared_blobs(void **state)
 	assert_int_equal(deleted, 3);
 }
 
+/* Level-1 rows of series ID in the first minute, into T. */
+static void rollups_of(struct store *s, int64_t id, struct typed *t)
+{
+	struct error err = ERROR_INIT;
+
+	memset(t, 0, sizeof(*t));
+	assert_int_equal(s->be->scan(s, id, 1, T0, T0 + HOUR, collect_typed, t, &err), 0);
+}
+
+/*
+ * The rollups of sibling series share one blob: stored once, each series
+ * reading its type; replacing one sibling's rollup keeps the other's, and
+ * the blob goes with its last reader.
+ */
+static void test_shared_rollups(void **state)
+{
+	struct store *s = *state;
+	struct error err = ERROR_INIT;
+	int64_t a = series(s, "a.samples{}"), b = series(s, "a.cpu{}"), c = series(s, "a.x{}");
+	const char *blob = "two-type-rollup";
+	struct store_row rows[] = {
+		{.series = a,
+		 .level = 1,
+		 .t0 = T0,
+		 .t1 = T0 + MIN,
+		 .samples = 6,
+		 .total = 5,
+		 .type = 0},
+		{.series = b,
+		 .level = 1,
+		 .t0 = T0,
+		 .t1 = T0 + MIN,
+		 .samples = 6,
+		 .total = 7,
+		 .type = 1},
+		{.series = c, .level = 1, .t0 = T0, .t1 = T0 + MIN, .samples = 6}, /* nothing */
+	};
+	int64_t gens[] = {1, 1, 1}, deleted;
+	struct store_row alone = rows[0];
+	struct store_stats st;
+	struct typed t;
+
+	push(s, c, T0, "x"); /* c has a row that the empty rollup replaces */
+	rows[0].blob = rows[1].blob = blob;
+	rows[0].len = rows[1].len = strlen(blob);
+	assert_int_equal(s->be->put_rollups(s, rows, gens, 3, &err), 0);
+	rollups_of(s, a, &t);
+	assert_string_equal(t.text, blob);
+	assert_int_equal(t.type[0], 0);
+	rollups_of(s, b, &t);
+	assert_string_equal(t.text, blob);
+	assert_int_equal(t.type[0], 1);
+	rollups_of(s, c, &t);
+	assert_int_equal(t.n, 0);
+	assert_int_equal(s->be->stats(s, &st, &err), 0);
+	assert_int_equal(st.bytes_blobs, (int64_t)strlen(blob) + 1); /* once, and c's push */
+	assert_int_equal(st.stale, 2); /* c's ten minutes and hour: its minute is done */
+	/* a alone again: b still reads the shared blob. */
+	alone.blob = "a-alone";
+	alone.len = 7;
+	assert_int_equal(s->be->put_rollup(s, &alone, 0, &err), 0);
+	rollups_of(s, a, &t);
+	assert_string_equal(t.text, "a-alone");
+	rollups_of(s, b, &t);
+	assert_string_equal(t.text, blob);
+	/* b's rollup emptied: the shared blob has no reader left and goes. */
+	rows[1].blob = NULL;
+	rows[1].len = 0;
+	assert_int_equal(s->be->put_rollups(s, &rows[1], gens, 1, &err), 0);
+	rollups_of(s, b, &t);
+	assert_int_equal(t.n, 0);
+	assert_int_equal(s->be->stats(s, &st, &err), 0);
+	assert_int_equal(st.bytes_blobs, 7 + 1);
+	assert_int_equal(st.rows, 2);
+	/* Retention takes a shared blob with its readers. */
+	rows[1].blob = blob;
+	rows[1].len = strlen(blob);
+	assert_int_equal(s->be->put_rollups(s, rows, gens, 2, &err), 0);
+	assert_int_equal(s->be->delete_before(s, T0 + MIN, &deleted, &err), 0);
+	assert_int_equal(s->be->stats(s, &st, &err), 0);
+	assert_int_equal(st.rows, 0);
+	/* Rows of different windows or blobs are refused. */
+	rows[1].t0 += MIN;
+	assert_int_equal(s->be->put_rollups(s, rows, gens, 2, &err), ERR_USAGE);
+	rows[1].t0 -= MIN;
+	rows[1].blob = "other";
+	assert_int_equal(s->be->put_rollups(s, rows, gens, 2, &err), ERR_USAGE);
+}
+
 /* Run SQL on the test store's file, behind the backend's back. */
 static void sql(const char *text)
 {
@@ -463,6 +552,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_stale_generation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retention_stats, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_shared_blobs, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_shared_rollups, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_schema_upgrade, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_calls, setup, teardown),
 	};
