@@ -75,7 +75,8 @@ struct blob_tree {
 	uint32_t *str_map, nr_map; /* profile string (below nr_map) -> blob string, or UNSET */
 	uint32_t *strs, nr_strs;   /* blob string -> profile string; 0 is "" */
 	struct strbuf lens, chars; /* those strings' length column and bytes */
-	struct strbuf sections;	   /* the frames and nodes sections */
+	struct strbuf frames_sec;  /* the frames section */
+	struct strbuf nodes_sec;   /* the nodes section */
 };
 
 /* Profile ids to blob ids (map, UNSET until used) and back (order), for one body. */
@@ -118,50 +119,91 @@ static uint32_t tree_str(struct blob_tree *t, uint32_t id)
 }
 
 /*
- * Blob node ids in preorder, blob frame ids in order of first use by
- * them; per blob node, its parent delta and blob frame (what the nodes
- * section holds).  Returns the frames in blob order, *nr_frames of them.
+ * Blob node ids: the call tree in preorder, a node's children in the
+ * order of their profile ids, which is the order they were added in (the
+ * reverse of their sibling list: profile_child() prepends).  A node's id
+ * is above its parent's (profile.h), so no walk is needed: a reverse scan
+ * sums the subtree sizes into next, then a forward one gives each node
+ * the slot after its earlier siblings' subtrees, and its own children
+ * the slots after it (next[n]: the first slot not yet given under n).
+ * Per blob node it leaves the parent delta and the profile frame.
+ *
+ * Most nodes are the first child of the node before them (a stack's new
+ * frames are added together), so both scans carry that node's number in
+ * a register rather than store it and read it back at once, which would
+ * make every node wait for the one before.  The reverse scan does not
+ * branch on it either (the way it goes changes with every stack): it
+ * adds to one of ORDER_SPARE slots past the nodes instead.
  */
-static uint32_t *order_nodes(struct blob_tree *t, const struct profile *p, uint32_t *delta,
-			     uint32_t *frame, uint32_t *nr_frames)
+#define ORDER_SPARE 8
+
+static void order_nodes(const struct profile *p, uint32_t *map, uint32_t *next, uint32_t *delta,
+			uint32_t *frame)
 {
-	uint32_t *stack = xmalloc(st_mult(p->nr_nodes, 2 * sizeof(uint32_t)));
-	uint32_t *frame_map = unset_array(p->nr_frames);
-	uint32_t *frames = xmalloc(st_mult(p->nr_frames ? p->nr_frames : 1, sizeof(uint32_t)));
-	uint32_t top = 0, nr = 0;
+	const struct pnode *nd = p->nodes;
+	uint32_t nr = p->nr_nodes, carry = 0, prev = 0;
 
-	*nr_frames = 0;
-	t->node_map[0] = 0;
-	/* The stack holds (profile node, its parent's blob id) pairs. */
-	for (uint32_t c = p->nodes[0].first_child; c; c = p->nodes[c].next_sibling) {
-		stack[top++] = c;
-		stack[top++] = 0;
+	memset(next, 0, (nr + ORDER_SPARE) * sizeof(*next));
+	for (uint32_t n = nr - 1; n > 0; n--) {
+		uint32_t parent = nd[n].parent, size = next[n] + carry + 1;
+		uint32_t other = 0 - (uint32_t)(parent != n - 1);
+
+		if (unlikely(parent >= n))
+			BUG("node %u under node %u", n, parent);
+		next[n] = size;
+		next[(parent & other) | ((nr + n % ORDER_SPARE) & ~other)] += size;
+		carry = size & ~other;
 	}
-	while (top) {
-		uint32_t parent = stack[--top], n = stack[--top], f = p->nodes[n].frame;
+	map[0] = 0;
+	next[0] = 1;
+	for (uint32_t n = 1; n < nr; n++) {
+		uint32_t parent = nd[n].parent, size = next[n];
+		uint32_t at = parent == n - 1 ? prev + 1 : next[parent];
 
-		t->node_map[n] = ++nr;
-		delta[nr] = nr - 1 - parent;
+		next[parent] = at + size;
+		next[n] = at + 1;
+		map[n] = at;
+		delta[at] = at - 1 - map[parent];
+		frame[at] = nd[n].frame;
+		prev = at;
+	}
+}
+
+/*
+ * The nodes section, numbering the frames by first use on the way (frame
+ * holds profile frame ids); returns how many, their profile ids in blob
+ * order in frames.  frame_map has room for every profile frame.
+ */
+static uint32_t put_nodes(struct blob_tree *t, const struct profile *p, const uint32_t *delta,
+			  const uint32_t *frame, uint32_t *frame_map, uint32_t *frames)
+{
+	struct strbuf *sb = &t->nodes_sec;
+	uint32_t n = p->nr_nodes, next = 0, nr = 0;
+	uint8_t *w;
+
+	memset(frame_map, 0xff, p->nr_frames * sizeof(*frame_map));
+	put1(sb, n - 1);
+	w = room(sb, (size_t)n * 2);
+	for (uint32_t i = 1; i < n; i++)
+		w = put(w, delta[i]);
+	for (uint32_t i = 1; i < n; i++) {
+		uint32_t f = frame[i];
+
 		if (frame_map[f] == UNSET) {
-			frame_map[f] = *nr_frames;
-			frames[(*nr_frames)++] = f;
+			frame_map[f] = nr;
+			frames[nr++] = f;
 		}
-		frame[nr] = frame_map[f];
-		for (uint32_t c = p->nodes[n].first_child; c; c = p->nodes[c].next_sibling) {
-			stack[top++] = c;
-			stack[top++] = nr;
-		}
+		w = put_ref(w, frame_map[f], &next);
 	}
-	free(frame_map);
-	free(stack);
-	return frames;
+	wrote(sb, w);
+	return nr;
 }
 
 static void put_frames(struct blob_tree *t, const struct profile *p, const uint32_t *frames,
 		       uint32_t n)
 {
 	const struct frame *fr = p->frames;
-	struct strbuf *sb = &t->sections;
+	struct strbuf *sb = &t->frames_sec;
 	uint32_t next = 1;
 	uint64_t addr = 0;
 	uint8_t *w;
@@ -182,21 +224,6 @@ static void put_frames(struct blob_tree *t, const struct profile *p, const uint3
 	}
 	for (uint32_t i = 0; i < n; i++)
 		w = put(w, fr[frames[i]].flags);
-	wrote(sb, w);
-}
-
-static void put_nodes(struct blob_tree *t, uint32_t n, const uint32_t *delta, const uint32_t *frame)
-{
-	struct strbuf *sb = &t->sections;
-	uint32_t next = 0;
-	uint8_t *w;
-
-	put1(sb, n - 1);
-	w = room(sb, (size_t)n * 2);
-	for (uint32_t i = 1; i < n; i++)
-		w = put(w, delta[i]);
-	for (uint32_t i = 1; i < n; i++)
-		w = put_ref(w, frame[i], &next);
 	wrote(sb, w);
 }
 
@@ -225,15 +252,19 @@ static void put_strs(const struct strtab *st, const uint32_t *strs, uint32_t fro
 struct blob_tree *blob_tree_new(const struct profile *p)
 {
 	struct blob_tree *t = xcalloc(1, sizeof(*t));
-	uint32_t *delta = xmalloc(st_mult(p->nr_nodes, sizeof(uint32_t)));
-	uint32_t *frame = xmalloc(st_mult(p->nr_nodes, sizeof(uint32_t)));
-	uint32_t *frames, nr_frames;
+	size_t nodes = p->nr_nodes, frames = p->nr_frames;
+	/* Scratch: next (and its spare slots), delta and frame per node; frame_map and frames. */
+	uint32_t *next =
+		xmalloc(st_mult(st_add(st_mult(nodes, 3), st_add(st_mult(frames, 2), ORDER_SPARE)),
+				sizeof(uint32_t)));
+	uint32_t *delta = next + nodes + ORDER_SPARE, *frame = delta + nodes;
+	uint32_t *frame_map = frame + nodes, *order = frame_map + frames, nr_frames;
 
 	t->nodes = p->nodes;
 	t->frames = p->frames;
 	t->nr_nodes = p->nr_nodes;
 	t->nr_frames = p->nr_frames;
-	t->node_map = xmalloc(st_mult(p->nr_nodes, sizeof(uint32_t)));
+	t->node_map = xmalloc(st_mult(nodes, sizeof(uint32_t)));
 	t->nr_map = p->strs.nr;
 	t->str_map = unset_array(p->strs.nr);
 	t->strs = xmalloc(st_mult(p->strs.nr, sizeof(uint32_t)));
@@ -241,15 +272,13 @@ struct blob_tree *blob_tree_new(const struct profile *p)
 	t->nr_strs = 1;
 	strbuf_init(&t->lens, 0);
 	strbuf_init(&t->chars, 0);
-	/* About what a frame and a node take, so that the sections grow once or never. */
-	strbuf_init(&t->sections, st_add(st_mult(p->nr_frames, 12), st_mult(p->nr_nodes, 3)));
-	frames = order_nodes(t, p, delta, frame, &nr_frames);
-	put_frames(t, p, frames, nr_frames);
-	put_nodes(t, p->nr_nodes, delta, frame);
+	strbuf_init(&t->frames_sec, 0);
+	strbuf_init(&t->nodes_sec, 0);
+	order_nodes(p, t->node_map, next, delta, frame);
+	nr_frames = put_nodes(t, p, delta, frame, frame_map, order);
+	put_frames(t, p, order, nr_frames);
 	put_strs(&p->strs, t->strs, 1, t->nr_strs, &t->lens, &t->chars);
-	free(frames);
-	free(frame);
-	free(delta);
+	free(next);
 	return t;
 }
 
@@ -262,7 +291,8 @@ void blob_tree_free(struct blob_tree *t)
 	free(t->strs);
 	strbuf_release(&t->lens);
 	strbuf_release(&t->chars);
-	strbuf_release(&t->sections);
+	strbuf_release(&t->frames_sec);
+	strbuf_release(&t->nodes_sec);
 	free(t);
 }
 
@@ -504,13 +534,14 @@ static void put_body(const struct enc *e, struct strbuf *body)
 
 	put_strs(&e->p->strs, e->strs, t->nr_strs, e->nr_strs, &lens, &chars);
 	strbuf_grow(body, VARINT_MAX + t->lens.len + lens.len + t->chars.len + chars.len +
-				  t->sections.len + e->sb->len);
+				  t->frames_sec.len + t->nodes_sec.len + e->sb->len);
 	put1(body, e->nr_strs - 1);
 	strbuf_add(body, t->lens.buf, t->lens.len);
 	strbuf_add(body, lens.buf, lens.len);
 	strbuf_add(body, t->chars.buf, t->chars.len);
 	strbuf_add(body, chars.buf, chars.len);
-	strbuf_add(body, t->sections.buf, t->sections.len);
+	strbuf_add(body, t->frames_sec.buf, t->frames_sec.len);
+	strbuf_add(body, t->nodes_sec.buf, t->nodes_sec.len);
 	strbuf_add(body, e->sb->buf, e->sb->len);
 	strbuf_release(&lens);
 	strbuf_release(&chars);

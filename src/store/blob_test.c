@@ -872,6 +872,53 @@ static void test_encode_choices(void **state)
 	profile_free(big);
 }
 
+/*
+ * Blob nodes are in preorder, a node's children in the order they were
+ * added, whatever order the stacks came in: later stacks that branch off
+ * early nodes, a node that gains a child after its subtree was closed, a
+ * wide root.  Decoding adds the nodes in blob order, so q's ids show it.
+ */
+static void test_node_order(void **state)
+{
+	static const char *const stacks[] = {"a;b;c", "a;d", "a;b;e", "f", "a;b;c;g",
+					     "a;d;h", "f;i", "a;j",   "k"};
+	static const char *const want[] = {"a", "b", "c", "g", "e", "d", "h", "j", "f", "i", "k"};
+	struct profile *p = profile_new(), *q;
+	struct strbuf sb = STRBUF_INIT;
+	struct error err = ERROR_INIT;
+
+	(void)state;
+	profile_add_type(p, "samples", "count");
+	for (size_t i = 0; i < ARRAY_SIZE(stacks); i++)
+		add1(p, stacks[i], (int64_t)i + 1);
+	for (int i = 0; i < 300; i++) { /* a wide root: every child a leaf */
+		char name[16];
+
+		snprintf(name, sizeof(name), "w%d", i);
+		add1(p, name, 1);
+	}
+	encode(p, 0, &sb);
+	assert_int_equal(blob_decode(sb.buf, sb.len, NULL, &q, &err), 0);
+	assert_equal(p, q);
+	assert_int_equal(q->nr_nodes, p->nr_nodes);
+	for (uint32_t n = 1; n < q->nr_nodes; n++) {
+		const char *name = profile_str(q, q->frames[q->nodes[n].frame].name);
+		char wide[16];
+
+		if (n <= ARRAY_SIZE(want)) {
+			assert_string_equal(name, want[n - 1]);
+			continue;
+		}
+		snprintf(wide, sizeof(wide), "w%u", n - 1 - (uint32_t)ARRAY_SIZE(want));
+		assert_string_equal(name, wide);
+		assert_int_equal(q->nodes[n].parent, 0);
+	}
+	assert_round_trip(p);
+	strbuf_release(&sb);
+	profile_free(q);
+	profile_free(p);
+}
+
 /* What the store does: truncate to max_nodes, keep the blob. */
 static void test_truncated_profile_round_trips(void **state)
 {
@@ -1201,6 +1248,7 @@ int main(void)
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_zstd_bombs),
 		cmocka_unit_test(test_encode_choices),
+		cmocka_unit_test(test_node_order),
 		cmocka_unit_test(test_truncated_profile_round_trips),
 		cmocka_unit_test(test_golden_bytes),
 		cmocka_unit_test(test_varints_of_every_length),
