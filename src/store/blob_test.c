@@ -919,6 +919,57 @@ static void test_node_order(void **state)
 	profile_free(p);
 }
 
+/*
+ * A type's values are written as their gcd g, then each divided by it:
+ * the gcd of values of every size and sign, one that only the last value
+ * lowers, powers of two up to 2^63 (INT64_MIN's magnitude), odd ones up
+ * to 2^62 + 1.  Four samples down one stack, so that the body ends with
+ * u g and the four s quotients in the order given.
+ */
+static void test_value_gcds(void **state)
+{
+	static const int64_t p31 = 1000000007; /* a prime */
+	static const struct {
+		int64_t v[4];
+		uint64_t g;
+		int64_t q[4];
+	} cases[] = {
+		{{6LL << 40, -(9LL << 40), 0, 15LL << 40}, 3ULL << 40, {2, -3, 0, 5}},
+		{{INT64_MIN, INT64_MIN, 0, 1LL << 62}, 1ULL << 62, {-2, -2, 0, 1}},
+		{{INT64_MIN, 0, INT64_MIN, 0}, 1ULL << 63, {-1, 0, -1, 0}},
+		{{77, 91, 1001, 14}, 7, {11, 13, 143, 2}},
+		{{p31 * 6, p31 * 10, p31 * 14, p31 * 3}, (uint64_t)p31, {6, 10, 14, 3}},
+		{{INT64_MAX, -INT64_MAX, 1, 2}, 1, {INT64_MAX, -INT64_MAX, 1, 2}},
+		{{(1LL << 62) + 1, -((1LL << 62) + 1), 0, (1LL << 62) + 1},
+		 (1ULL << 62) + 1,
+		 {1, -1, 0, 1}},
+		{{0, 0, 0, 0}, 0, {0}},
+	};
+	static const char *const stacks[] = {"a", "a;b", "a;b;c", "a;b;c;d"};
+	struct strbuf sb = STRBUF_INIT;
+	struct body want = {STRBUF_INIT};
+
+	(void)state;
+	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
+		struct profile *p = profile_new();
+
+		profile_add_type(p, "v", "count");
+		for (size_t i = 0; i < 4; i++)
+			add1(p, stacks[i], cases[c].v[i]);
+		strbuf_reset(&want.sb);
+		put_u(&want, cases[c].g);
+		for (size_t i = 0; cases[c].g && i < 4; i++)
+			put_s(&want, cases[c].q[i]);
+		encode(p, 0, &sb);
+		assert_true(sb.len > want.sb.len);
+		assert_memory_equal(sb.buf + sb.len - want.sb.len, want.sb.buf, want.sb.len);
+		assert_round_trip(p);
+		profile_free(p);
+	}
+	strbuf_release(&sb);
+	strbuf_release(&want.sb);
+}
+
 /* What the store does: truncate to max_nodes, keep the blob. */
 static void test_truncated_profile_round_trips(void **state)
 {
@@ -1249,6 +1300,7 @@ int main(void)
 		cmocka_unit_test(test_zstd_bombs),
 		cmocka_unit_test(test_encode_choices),
 		cmocka_unit_test(test_node_order),
+		cmocka_unit_test(test_value_gcds),
 		cmocka_unit_test(test_truncated_profile_round_trips),
 		cmocka_unit_test(test_golden_bytes),
 		cmocka_unit_test(test_varints_of_every_length),
