@@ -108,8 +108,8 @@ struct enc {
 	struct strbuf *sb; /* what follows the tree's sections */
 	uint32_t *str_map, *strs, nr_strs;
 	uint32_t *set_map, *sets, nr_sets;
-	uint32_t *samples;
-	uint64_t *keys; /* per sample, for sorting */
+	uint32_t *samples; /* in blob order */
+	uint32_t *nodes;   /* their blob nodes */
 };
 
 static uint32_t *unset_array(size_t n)
@@ -341,7 +341,7 @@ static void enc_init(struct enc *e, const struct profile *p, const struct blob_t
 	e->set_map = unset_array(p->nr_labelsets);
 	e->sets = xmalloc(st_mult(p->nr_labelsets ? p->nr_labelsets : 1, sizeof(uint32_t)));
 	e->samples = xmalloc(st_mult(p->nr_samples ? p->nr_samples : 1, sizeof(uint32_t)));
-	e->keys = xmalloc(st_mult(p->nr_samples ? p->nr_samples : 1, sizeof(uint64_t)));
+	e->nodes = xmalloc(st_mult(p->nr_samples ? p->nr_samples : 1, sizeof(uint32_t)));
 }
 
 static void enc_release(struct enc *e)
@@ -351,55 +351,66 @@ static void enc_release(struct enc *e)
 	free(e->set_map);
 	free(e->sets);
 	free(e->samples);
-	free(e->keys);
+	free(e->nodes);
 }
 
 /*
- * An insertion sort of the samples already in node order by their key:
- * their blob node, then their label set (the profile's id or the
- * blob's).  It only orders those of one node.
+ * Each node's samples (a run of e->samples at one blob node) in the order
+ * of their label sets: the profile's ids, or the blob's.  A node has few
+ * samples (one per label set under it): an insertion sort.
  */
 static void sort_within_nodes(struct enc *e, bool blob_set)
 {
 	const struct psample *ps = e->p->samples;
-	const uint32_t *node_map = e->tree->node_map;
-	uint32_t *s = e->samples;
-	uint64_t *key = e->keys;
+	const uint32_t *map = blob_set ? e->set_map : NULL, *node = e->nodes;
+	uint32_t *s = e->samples, n = e->p->nr_samples;
 
-	for (uint32_t i = 0; i < e->p->nr_samples; i++) {
-		uint32_t set = ps[s[i]].labels;
+	for (uint32_t i = 0, j; i < n; i = j) {
+		for (j = i + 1; j < n && node[j] == node[i]; j++) {
+			uint32_t si = s[j], k = j, set = ps[si].labels, key = map ? map[set] : set;
 
-		key[i] = (uint64_t)node_map[ps[s[i]].node] << 32 |
-			 (blob_set ? e->set_map[set] : set);
-	}
-	for (uint32_t i = 1; i < e->p->nr_samples; i++) {
-		uint64_t k = key[i];
-		uint32_t si = s[i], j = i;
+			for (; k > i; k--) {
+				uint32_t prev = ps[s[k - 1]].labels;
 
-		for (; j && key[j - 1] > k; j--) {
-			key[j] = key[j - 1];
-			s[j] = s[j - 1];
+				if ((map ? map[prev] : prev) <= key)
+					break;
+				s[k] = s[k - 1];
+			}
+			s[k] = si;
 		}
-		key[j] = k;
-		s[j] = si;
 	}
 }
 
-/* Samples by blob node (a counting sort), then by the profile's label set. */
-static void order_samples(struct enc *e)
+/*
+ * Samples by blob node (a counting sort, which keeps the profile's order
+ * among a node's samples), their nodes in e->nodes, then by the
+ * profile's label set.  Returns whether a node has more than one sample
+ * (otherwise there is nothing to sort within nodes).
+ */
+static bool order_samples(struct enc *e)
 {
 	const struct profile *p = e->p;
 	const uint32_t *node_map = e->tree->node_map;
-	uint32_t *start = xcalloc(st_add(p->nr_nodes, 1), sizeof(uint32_t));
+	uint32_t nr = p->nr_nodes, *start = xcalloc(nr, sizeof(uint32_t)), shared = 0, at = 0;
 
 	for (uint32_t s = 0; s < p->nr_samples; s++)
-		start[node_map[p->samples[s].node] + 1]++;
-	for (uint32_t n = 0; n < p->nr_nodes; n++)
-		start[n + 1] += start[n];
-	for (uint32_t s = 0; s < p->nr_samples; s++)
-		e->samples[start[node_map[p->samples[s].node]]++] = s;
+		shared |= start[node_map[p->samples[s].node]]++;
+	for (uint32_t n = 0; n < nr; n++) {
+		uint32_t count = start[n];
+
+		start[n] = at;
+		at += count;
+	}
+	for (uint32_t s = 0; s < p->nr_samples; s++) {
+		uint32_t node = node_map[p->samples[s].node], i = start[node]++;
+
+		e->samples[i] = s;
+		e->nodes[i] = node;
+	}
 	free(start);
-	sort_within_nodes(e, false);
+	if (shared)
+		sort_within_nodes(e, false);
+	return shared != 0;
 }
 
 static void use_set(struct enc *e, uint32_t id)
@@ -416,14 +427,15 @@ static void use_set(struct enc *e, uint32_t id)
  * numbers, as the blob requires.  A decoded profile interns its sets in
  * that order, so encoding it again gives the same blob.
  */
-static void order_sets(struct enc *e)
+static void order_sets(struct enc *e, bool shared)
 {
 	e->set_map[0] = e->sets[0] = 0;
 	e->nr_sets = 1;
 	use_set(e, e->p->profile_labels);
 	for (uint32_t i = 0; i < e->p->nr_samples; i++)
 		use_set(e, e->p->samples[e->samples[i]].labels);
-	sort_within_nodes(e, true);
+	if (shared)
+		sort_within_nodes(e, true);
 }
 
 static void put_types(struct enc *e)
@@ -575,17 +587,14 @@ static void put_values(struct enc *e, uint32_t t)
 static void put_samples(struct enc *e)
 {
 	const struct profile *p = e->p;
-	const uint32_t *node_map = e->tree->node_map;
 	uint32_t n = p->nr_samples, prev = 0;
 	uint8_t *w;
 
 	put1(e->sb, n);
 	w = room(e->sb, (size_t)n * 2);
 	for (uint32_t i = 0; i < n; i++) {
-		uint32_t node = node_map[p->samples[e->samples[i]].node];
-
-		w = put(w, node - prev);
-		prev = node;
+		w = put(w, e->nodes[i] - prev);
+		prev = e->nodes[i];
 	}
 	for (uint32_t i = 0; i < n; i++)
 		w = put(w, e->set_map[p->samples[e->samples[i]].labels]);
@@ -624,8 +633,7 @@ void blob_write_body_tree(const struct profile *p, const struct blob_tree *t, st
 	struct enc e;
 
 	enc_init(&e, p, t, &rest);
-	order_samples(&e);
-	order_sets(&e);
+	order_sets(&e, order_samples(&e));
 	put_types(&e);
 	put_labels(&e);
 	put_samples(&e);

@@ -347,6 +347,49 @@ static void test_label_order_is_canonical(void **state)
 	profile_free(p);
 }
 
+/*
+ * A node's samples go by blob label set, and the sets are numbered by
+ * first use in node order, then profile set: samples added in another
+ * order than their sets were interned, at a node whose sets the blob
+ * numbers in yet another order (a node before it used them first).  And
+ * with labels but one sample a node, where nothing is sorted.
+ */
+static void test_samples_within_a_node(void **state)
+{
+	struct profile *p = profile_new(), *one = profile_new();
+	uint32_t set[4], one_set[4];
+	int64_t v = 1;
+
+	(void)state;
+	profile_add_type(p, "samples", "count");
+	profile_add_type(one, "samples", "count");
+	for (int i = 0; i < 4; i++) {
+		char val[8];
+
+		snprintf(val, sizeof(val), "t%d", i);
+		set[i] = str_label(p, "thread", val);
+		one_set[i] = str_label(one, "thread", val);
+	}
+	add(p, "main;late", set[2], &v); /* created first, but after "main;early" in preorder */
+	add(p, "main;early", set[3], &v);
+	add(p, "main;early", set[1], &v);
+	add(p, "main;late", set[0], &v);
+	add(p, "main;late", set[3], &v);
+	add(p, "main;late", set[1], &v);
+	add(p, "main", set[2], &v);
+	add(p, "main", 0, &v);
+	assert_round_trip(p);
+	for (uint32_t i = 0; i < 4; i++) {
+		char stack[16];
+
+		snprintf(stack, sizeof(stack), "main;f%u", i);
+		add(one, stack, one_set[3 - i], &v);
+	}
+	assert_round_trip(one);
+	profile_free(p);
+	profile_free(one);
+}
+
 static void test_big_profile_round_trips(void **state)
 {
 	struct profile *p = big_profile(1);
@@ -1284,6 +1327,7 @@ int main(void)
 		cmocka_unit_test(test_empty_profiles),
 		cmocka_unit_test(test_every_feature_round_trips),
 		cmocka_unit_test(test_label_order_is_canonical),
+		cmocka_unit_test(test_samples_within_a_node),
 		cmocka_unit_test(test_big_profile_round_trips),
 		cmocka_unit_test(test_merge_into_equals_profile_merge),
 		cmocka_unit_test(test_merge_into_rich_and_empty),
