@@ -110,6 +110,7 @@ struct enc {
 	uint32_t *set_map, *sets, nr_sets;
 	uint32_t *samples; /* in blob order */
 	uint32_t *nodes;   /* their blob nodes */
+	uint32_t *labels;  /* their label sets: the profile's ids, the blob's after order_sets */
 };
 
 static uint32_t *unset_array(size_t n)
@@ -342,6 +343,7 @@ static void enc_init(struct enc *e, const struct profile *p, const struct blob_t
 	e->sets = xmalloc(st_mult(p->nr_labelsets ? p->nr_labelsets : 1, sizeof(uint32_t)));
 	e->samples = xmalloc(st_mult(p->nr_samples ? p->nr_samples : 1, sizeof(uint32_t)));
 	e->nodes = xmalloc(st_mult(p->nr_samples ? p->nr_samples : 1, sizeof(uint32_t)));
+	e->labels = xmalloc(st_mult(p->nr_samples ? p->nr_samples : 1, sizeof(uint32_t)));
 }
 
 static void enc_release(struct enc *e)
@@ -352,38 +354,36 @@ static void enc_release(struct enc *e)
 	free(e->sets);
 	free(e->samples);
 	free(e->nodes);
+	free(e->labels);
 }
 
 /*
  * Each node's samples (a run of e->samples at one blob node) in the order
- * of their label sets: the profile's ids, or the blob's.  A node has few
- * samples (one per label set under it): an insertion sort.
+ * of their label sets, e->labels.  A node has few samples (one per label
+ * set under it), often in order already: an insertion sort.
  */
-static void sort_within_nodes(struct enc *e, bool blob_set)
+static void sort_within_nodes(struct enc *e)
 {
-	const struct psample *ps = e->p->samples;
-	const uint32_t *map = blob_set ? e->set_map : NULL, *node = e->nodes;
-	uint32_t *s = e->samples, n = e->p->nr_samples;
+	const uint32_t *node = e->nodes;
+	uint32_t *s = e->samples, *set = e->labels, n = e->p->nr_samples;
 
 	for (uint32_t i = 0, j; i < n; i = j) {
 		for (j = i + 1; j < n && node[j] == node[i]; j++) {
-			uint32_t si = s[j], k = j, set = ps[si].labels, key = map ? map[set] : set;
+			uint32_t sj = s[j], key = set[j], k = j;
 
-			for (; k > i; k--) {
-				uint32_t prev = ps[s[k - 1]].labels;
-
-				if ((map ? map[prev] : prev) <= key)
-					break;
+			for (; k > i && set[k - 1] > key; k--) {
 				s[k] = s[k - 1];
+				set[k] = set[k - 1];
 			}
-			s[k] = si;
+			s[k] = sj;
+			set[k] = key;
 		}
 	}
 }
 
 /*
  * Samples by blob node (a counting sort, which keeps the profile's order
- * among a node's samples), their nodes in e->nodes, then by the
+ * among a node's samples), with their nodes and label sets, then by the
  * profile's label set.  Returns whether a node has more than one sample
  * (otherwise there is nothing to sort within nodes).
  */
@@ -406,36 +406,50 @@ static bool order_samples(struct enc *e)
 
 		e->samples[i] = s;
 		e->nodes[i] = node;
+		e->labels[i] = p->samples[s].labels;
 	}
 	free(start);
 	if (shared)
-		sort_within_nodes(e, false);
+		sort_within_nodes(e);
 	return shared != 0;
 }
 
-static void use_set(struct enc *e, uint32_t id)
+/* Number set id by first use; returns whether it was new. */
+static bool use_set(struct enc *e, uint32_t id)
 {
-	if (e->set_map[id] == UNSET) {
-		e->set_map[id] = e->nr_sets;
-		e->sets[e->nr_sets++] = id;
-	}
+	if (e->set_map[id] != UNSET)
+		return false;
+	e->set_map[id] = e->nr_sets;
+	e->sets[e->nr_sets++] = id;
+	return true;
 }
 
 /*
  * The label sets in use, numbered by first use: the profile's own, then
  * the samples' in order; then each node's samples in the order of those
  * numbers, as the blob requires.  A decoded profile interns its sets in
- * that order, so encoding it again gives the same blob.
+ * that order, so encoding it again gives the same blob.  When the sets
+ * come first in the order of their profile ids (a profile with one label
+ * set, a decoded one), that order is the one they are in already.
  */
 static void order_sets(struct enc *e, bool shared)
 {
+	uint32_t last = e->p->profile_labels, *set = e->labels;
+	bool in_order = true;
+
 	e->set_map[0] = e->sets[0] = 0;
 	e->nr_sets = 1;
-	use_set(e, e->p->profile_labels);
+	use_set(e, last);
+	for (uint32_t i = 0; i < e->p->nr_samples; i++) {
+		if (use_set(e, set[i])) {
+			in_order &= set[i] > last;
+			last = set[i];
+		}
+	}
 	for (uint32_t i = 0; i < e->p->nr_samples; i++)
-		use_set(e, e->p->samples[e->samples[i]].labels);
-	if (shared)
-		sort_within_nodes(e, true);
+		set[i] = e->set_map[set[i]];
+	if (shared && !in_order)
+		sort_within_nodes(e);
 }
 
 static void put_types(struct enc *e)
@@ -597,7 +611,7 @@ static void put_samples(struct enc *e)
 		prev = e->nodes[i];
 	}
 	for (uint32_t i = 0; i < n; i++)
-		w = put(w, e->set_map[p->samples[e->samples[i]].labels]);
+		w = put(w, e->labels[i]);
 	wrote(e->sb, w);
 	for (uint32_t t = 0; t < p->nr_types; t++)
 		put_values(e, t);

@@ -349,45 +349,52 @@ static void test_label_order_is_canonical(void **state)
 
 /*
  * A node's samples go by blob label set, and the sets are numbered by
- * first use in node order, then profile set: samples added in another
+ * first use in node order, then profile set.  Samples added in another
  * order than their sets were interned, at a node whose sets the blob
- * numbers in yet another order (a node before it used them first).  And
- * with labels but one sample a node, where nothing is sorted.
+ * numbers in yet another order (a node before it used one of them
+ * first); sets first used in the order of their ids, which the blob
+ * keeps (each node's samples sorted once); and labels but one sample a
+ * node, where nothing is sorted.
  */
 static void test_samples_within_a_node(void **state)
 {
-	struct profile *p = profile_new(), *one = profile_new();
-	uint32_t set[4], one_set[4];
+	struct profile *p[3];
+	uint32_t set[3][4];
 	int64_t v = 1;
 
 	(void)state;
-	profile_add_type(p, "samples", "count");
-	profile_add_type(one, "samples", "count");
-	for (int i = 0; i < 4; i++) {
-		char val[8];
+	for (int k = 0; k < 3; k++) {
+		p[k] = profile_new();
+		profile_add_type(p[k], "samples", "count");
+		for (int i = 0; i < 4; i++) {
+			char val[8];
 
-		snprintf(val, sizeof(val), "t%d", i);
-		set[i] = str_label(p, "thread", val);
-		one_set[i] = str_label(one, "thread", val);
+			snprintf(val, sizeof(val), "t%d", i);
+			set[k][i] = str_label(p[k], "thread", val);
+		}
 	}
-	add(p, "main;late", set[2], &v); /* created first, but after "main;early" in preorder */
-	add(p, "main;early", set[3], &v);
-	add(p, "main;early", set[1], &v);
-	add(p, "main;late", set[0], &v);
-	add(p, "main;late", set[3], &v);
-	add(p, "main;late", set[1], &v);
-	add(p, "main", set[2], &v);
-	add(p, "main", 0, &v);
-	assert_round_trip(p);
+	add(p[0], "main;first", set[0][2], &v);
+	add(p[0], "main;second", set[0][3], &v);
+	add(p[0], "main;second", set[0][1], &v);
+	add(p[0], "main;first", set[0][0], &v);
+	add(p[0], "main;first", set[0][3], &v);
+	add(p[0], "main;first", set[0][1], &v);
+	add(p[0], "main", set[0][2], &v);
+	add(p[0], "main", 0, &v);
+	add(p[1], "main;first", set[1][1], &v);
+	add(p[1], "main;second", set[1][3], &v);
+	add(p[1], "main;first", set[1][0], &v);
+	add(p[1], "main;second", set[1][2], &v);
 	for (uint32_t i = 0; i < 4; i++) {
 		char stack[16];
 
 		snprintf(stack, sizeof(stack), "main;f%u", i);
-		add(one, stack, one_set[3 - i], &v);
+		add(p[2], stack, set[2][3 - i], &v);
 	}
-	assert_round_trip(one);
-	profile_free(p);
-	profile_free(one);
+	for (int k = 0; k < 3; k++) {
+		assert_round_trip(p[k]);
+		profile_free(p[k]);
+	}
 }
 
 static void test_big_profile_round_trips(void **state)
