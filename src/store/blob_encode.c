@@ -38,6 +38,7 @@ static void wrote(struct strbuf *sb, const uint8_t *end)
 	strbuf_setlen(sb, (size_t)((const char *)end - sb->buf));
 }
 
+/* One varint at w, which has room for VARINT_MAX bytes. */
 static inline uint8_t *put(uint8_t *w, uint64_t v)
 {
 	if (likely(v < 0x80)) {
@@ -52,18 +53,39 @@ static inline uint8_t *put(uint8_t *w, uint64_t v)
 	return w;
 }
 
+/*
+ * The same for a column that mixes one- and two-byte numbers, where the
+ * branch on the length would be mispredicted at every other number (the
+ * nodes' frames: 6,615 of 8,351 take two bytes in the serve push).
+ * Below 2^14 it writes two bytes whatever the length, the second one
+ * overwritten by the next number when it is not part of this one.  In a
+ * column of mostly one-byte numbers the branch costs less.
+ */
+static inline uint8_t *put_mixed(uint8_t *w, uint64_t v)
+{
+	if (likely(v < 0x4000)) {
+		uint32_t big = v >= 0x80;
+
+		w[0] = (uint8_t)(v | big << 7);
+		w[1] = (uint8_t)(v >> 7);
+		return w + 1 + big;
+	}
+	return put(w, v);
+}
+
 static void put1(struct strbuf *sb, uint64_t v)
 {
 	wrote(sb, put(room(sb, 1), v));
 }
 
-/* A column of ids written as differences from one past the largest so far. */
-static inline uint8_t *put_ref(uint8_t *w, uint32_t id, uint32_t *next)
+/* A column of ids is written as differences from one past the largest so far. */
+static inline uint64_t ref(uint32_t id, uint32_t *next)
 {
-	w = put(w, zigzag((int64_t)id - *next));
+	uint64_t v = zigzag((int64_t)id - *next);
+
 	if (id >= *next)
 		*next = id + 1;
-	return w;
+	return v;
 }
 
 struct blob_tree {
@@ -75,7 +97,8 @@ struct blob_tree {
 	uint32_t *str_map, nr_map; /* profile string (below nr_map) -> blob string, or UNSET */
 	uint32_t *strs, nr_strs;   /* blob string -> profile string; 0 is "" */
 	struct strbuf lens, chars; /* those strings' length column and bytes */
-	struct strbuf sections;	   /* the frames and nodes sections */
+	struct strbuf frames_sec;  /* the frames section */
+	struct strbuf nodes_sec;   /* the nodes section */
 };
 
 /* Profile ids to blob ids (map, UNSET until used) and back (order), for one body. */
@@ -85,8 +108,9 @@ struct enc {
 	struct strbuf *sb; /* what follows the tree's sections */
 	uint32_t *str_map, *strs, nr_strs;
 	uint32_t *set_map, *sets, nr_sets;
-	uint32_t *samples;
-	uint64_t *keys; /* per sample, for sorting */
+	uint32_t *samples; /* in blob order */
+	uint32_t *nodes;   /* their blob nodes */
+	uint32_t *labels;  /* their label sets: the profile's ids, the blob's after order_sets */
 };
 
 static uint32_t *unset_array(size_t n)
@@ -118,50 +142,91 @@ static uint32_t tree_str(struct blob_tree *t, uint32_t id)
 }
 
 /*
- * Blob node ids in preorder, blob frame ids in order of first use by
- * them; per blob node, its parent delta and blob frame (what the nodes
- * section holds).  Returns the frames in blob order, *nr_frames of them.
+ * Blob node ids: the call tree in preorder, a node's children in the
+ * order of their profile ids, which is the order they were added in (the
+ * reverse of their sibling list: profile_child() prepends).  A node's id
+ * is above its parent's (profile.h), so no walk is needed: a reverse scan
+ * sums the subtree sizes into next, then a forward one gives each node
+ * the slot after its earlier siblings' subtrees, and its own children
+ * the slots after it (next[n]: the first slot not yet given under n).
+ * Per blob node it leaves the parent delta and the profile frame.
+ *
+ * Most nodes are the first child of the node before them (a stack's new
+ * frames are added together), so both scans carry that node's number in
+ * a register rather than store it and read it back at once, which would
+ * make every node wait for the one before.  The reverse scan does not
+ * branch on it either (the way it goes changes with every stack): it
+ * adds to one of ORDER_SPARE slots past the nodes instead.
  */
-static uint32_t *order_nodes(struct blob_tree *t, const struct profile *p, uint32_t *delta,
-			     uint32_t *frame, uint32_t *nr_frames)
+#define ORDER_SPARE 8
+
+static void order_nodes(const struct profile *p, uint32_t *map, uint32_t *next, uint32_t *delta,
+			uint32_t *frame)
 {
-	uint32_t *stack = xmalloc(st_mult(p->nr_nodes, 2 * sizeof(uint32_t)));
-	uint32_t *frame_map = unset_array(p->nr_frames);
-	uint32_t *frames = xmalloc(st_mult(p->nr_frames ? p->nr_frames : 1, sizeof(uint32_t)));
-	uint32_t top = 0, nr = 0;
+	const struct pnode *nd = p->nodes;
+	uint32_t nr = p->nr_nodes, carry = 0, prev = 0;
 
-	*nr_frames = 0;
-	t->node_map[0] = 0;
-	/* The stack holds (profile node, its parent's blob id) pairs. */
-	for (uint32_t c = p->nodes[0].first_child; c; c = p->nodes[c].next_sibling) {
-		stack[top++] = c;
-		stack[top++] = 0;
+	memset(next, 0, (nr + ORDER_SPARE) * sizeof(*next));
+	for (uint32_t n = nr - 1; n > 0; n--) {
+		uint32_t parent = nd[n].parent, size = next[n] + carry + 1;
+		uint32_t other = 0 - (uint32_t)(parent != n - 1);
+
+		if (unlikely(parent >= n))
+			BUG("node %u under node %u", n, parent);
+		next[n] = size;
+		next[(parent & other) | ((nr + n % ORDER_SPARE) & ~other)] += size;
+		carry = size & ~other;
 	}
-	while (top) {
-		uint32_t parent = stack[--top], n = stack[--top], f = p->nodes[n].frame;
+	map[0] = 0;
+	next[0] = 1;
+	for (uint32_t n = 1; n < nr; n++) {
+		uint32_t parent = nd[n].parent, size = next[n];
+		uint32_t at = parent == n - 1 ? prev + 1 : next[parent];
 
-		t->node_map[n] = ++nr;
-		delta[nr] = nr - 1 - parent;
+		next[parent] = at + size;
+		next[n] = at + 1;
+		map[n] = at;
+		delta[at] = at - 1 - map[parent];
+		frame[at] = nd[n].frame;
+		prev = at;
+	}
+}
+
+/*
+ * The nodes section, numbering the frames by first use on the way (frame
+ * holds profile frame ids); returns how many, their profile ids in blob
+ * order in frames.  frame_map has room for every profile frame.
+ */
+static uint32_t put_nodes(struct blob_tree *t, const struct profile *p, const uint32_t *delta,
+			  const uint32_t *frame, uint32_t *frame_map, uint32_t *frames)
+{
+	struct strbuf *sb = &t->nodes_sec;
+	uint32_t n = p->nr_nodes, next = 0, nr = 0;
+	uint8_t *w;
+
+	memset(frame_map, 0xff, p->nr_frames * sizeof(*frame_map));
+	put1(sb, n - 1);
+	w = room(sb, (size_t)n * 2);
+	for (uint32_t i = 1; i < n; i++)
+		w = put(w, delta[i]);
+	for (uint32_t i = 1; i < n; i++) {
+		uint32_t f = frame[i];
+
 		if (frame_map[f] == UNSET) {
-			frame_map[f] = *nr_frames;
-			frames[(*nr_frames)++] = f;
+			frame_map[f] = nr;
+			frames[nr++] = f;
 		}
-		frame[nr] = frame_map[f];
-		for (uint32_t c = p->nodes[n].first_child; c; c = p->nodes[c].next_sibling) {
-			stack[top++] = c;
-			stack[top++] = nr;
-		}
+		w = put_mixed(w, ref(frame_map[f], &next));
 	}
-	free(frame_map);
-	free(stack);
-	return frames;
+	wrote(sb, w);
+	return nr;
 }
 
 static void put_frames(struct blob_tree *t, const struct profile *p, const uint32_t *frames,
 		       uint32_t n)
 {
 	const struct frame *fr = p->frames;
-	struct strbuf *sb = &t->sections;
+	struct strbuf *sb = &t->frames_sec;
 	uint32_t next = 1;
 	uint64_t addr = 0;
 	uint8_t *w;
@@ -169,7 +234,7 @@ static void put_frames(struct blob_tree *t, const struct profile *p, const uint3
 	put1(sb, n);
 	w = room(sb, (size_t)n * 6);
 	for (uint32_t i = 0; i < n; i++)
-		w = put_ref(w, tree_str(t, fr[frames[i]].name), &next);
+		w = put(w, ref(tree_str(t, fr[frames[i]].name), &next));
 	for (uint32_t i = 0; i < n; i++)
 		w = put(w, tree_str(t, fr[frames[i]].module));
 	for (uint32_t i = 0; i < n; i++)
@@ -182,21 +247,6 @@ static void put_frames(struct blob_tree *t, const struct profile *p, const uint3
 	}
 	for (uint32_t i = 0; i < n; i++)
 		w = put(w, fr[frames[i]].flags);
-	wrote(sb, w);
-}
-
-static void put_nodes(struct blob_tree *t, uint32_t n, const uint32_t *delta, const uint32_t *frame)
-{
-	struct strbuf *sb = &t->sections;
-	uint32_t next = 0;
-	uint8_t *w;
-
-	put1(sb, n - 1);
-	w = room(sb, (size_t)n * 2);
-	for (uint32_t i = 1; i < n; i++)
-		w = put(w, delta[i]);
-	for (uint32_t i = 1; i < n; i++)
-		w = put_ref(w, frame[i], &next);
 	wrote(sb, w);
 }
 
@@ -225,15 +275,19 @@ static void put_strs(const struct strtab *st, const uint32_t *strs, uint32_t fro
 struct blob_tree *blob_tree_new(const struct profile *p)
 {
 	struct blob_tree *t = xcalloc(1, sizeof(*t));
-	uint32_t *delta = xmalloc(st_mult(p->nr_nodes, sizeof(uint32_t)));
-	uint32_t *frame = xmalloc(st_mult(p->nr_nodes, sizeof(uint32_t)));
-	uint32_t *frames, nr_frames;
+	size_t nodes = p->nr_nodes, frames = p->nr_frames;
+	/* Scratch: next (and its spare slots), delta and frame per node; frame_map and frames. */
+	uint32_t *next =
+		xmalloc(st_mult(st_add(st_mult(nodes, 3), st_add(st_mult(frames, 2), ORDER_SPARE)),
+				sizeof(uint32_t)));
+	uint32_t *delta = next + nodes + ORDER_SPARE, *frame = delta + nodes;
+	uint32_t *frame_map = frame + nodes, *order = frame_map + frames, nr_frames;
 
 	t->nodes = p->nodes;
 	t->frames = p->frames;
 	t->nr_nodes = p->nr_nodes;
 	t->nr_frames = p->nr_frames;
-	t->node_map = xmalloc(st_mult(p->nr_nodes, sizeof(uint32_t)));
+	t->node_map = xmalloc(st_mult(nodes, sizeof(uint32_t)));
 	t->nr_map = p->strs.nr;
 	t->str_map = unset_array(p->strs.nr);
 	t->strs = xmalloc(st_mult(p->strs.nr, sizeof(uint32_t)));
@@ -241,15 +295,13 @@ struct blob_tree *blob_tree_new(const struct profile *p)
 	t->nr_strs = 1;
 	strbuf_init(&t->lens, 0);
 	strbuf_init(&t->chars, 0);
-	/* About what a frame and a node take, so that the sections grow once or never. */
-	strbuf_init(&t->sections, st_add(st_mult(p->nr_frames, 12), st_mult(p->nr_nodes, 3)));
-	frames = order_nodes(t, p, delta, frame, &nr_frames);
-	put_frames(t, p, frames, nr_frames);
-	put_nodes(t, p->nr_nodes, delta, frame);
+	strbuf_init(&t->frames_sec, 0);
+	strbuf_init(&t->nodes_sec, 0);
+	order_nodes(p, t->node_map, next, delta, frame);
+	nr_frames = put_nodes(t, p, delta, frame, frame_map, order);
+	put_frames(t, p, order, nr_frames);
 	put_strs(&p->strs, t->strs, 1, t->nr_strs, &t->lens, &t->chars);
-	free(frames);
-	free(frame);
-	free(delta);
+	free(next);
 	return t;
 }
 
@@ -262,7 +314,8 @@ void blob_tree_free(struct blob_tree *t)
 	free(t->strs);
 	strbuf_release(&t->lens);
 	strbuf_release(&t->chars);
-	strbuf_release(&t->sections);
+	strbuf_release(&t->frames_sec);
+	strbuf_release(&t->nodes_sec);
 	free(t);
 }
 
@@ -289,7 +342,8 @@ static void enc_init(struct enc *e, const struct profile *p, const struct blob_t
 	e->set_map = unset_array(p->nr_labelsets);
 	e->sets = xmalloc(st_mult(p->nr_labelsets ? p->nr_labelsets : 1, sizeof(uint32_t)));
 	e->samples = xmalloc(st_mult(p->nr_samples ? p->nr_samples : 1, sizeof(uint32_t)));
-	e->keys = xmalloc(st_mult(p->nr_samples ? p->nr_samples : 1, sizeof(uint64_t)));
+	e->nodes = xmalloc(st_mult(p->nr_samples ? p->nr_samples : 1, sizeof(uint32_t)));
+	e->labels = xmalloc(st_mult(p->nr_samples ? p->nr_samples : 1, sizeof(uint32_t)));
 }
 
 static void enc_release(struct enc *e)
@@ -299,79 +353,103 @@ static void enc_release(struct enc *e)
 	free(e->set_map);
 	free(e->sets);
 	free(e->samples);
-	free(e->keys);
+	free(e->nodes);
+	free(e->labels);
 }
 
 /*
- * An insertion sort of the samples already in node order by their key:
- * their blob node, then their label set (the profile's id or the
- * blob's).  It only orders those of one node.
+ * Each node's samples (a run of e->samples at one blob node) in the order
+ * of their label sets, e->labels.  A node has few samples (one per label
+ * set under it), often in order already: an insertion sort.
  */
-static void sort_within_nodes(struct enc *e, bool blob_set)
+static void sort_within_nodes(struct enc *e)
 {
-	const struct psample *ps = e->p->samples;
-	const uint32_t *node_map = e->tree->node_map;
-	uint32_t *s = e->samples;
-	uint64_t *key = e->keys;
+	const uint32_t *node = e->nodes;
+	uint32_t *s = e->samples, *set = e->labels, n = e->p->nr_samples;
 
-	for (uint32_t i = 0; i < e->p->nr_samples; i++) {
-		uint32_t set = ps[s[i]].labels;
+	for (uint32_t i = 0, j; i < n; i = j) {
+		for (j = i + 1; j < n && node[j] == node[i]; j++) {
+			uint32_t sj = s[j], key = set[j], k = j;
 
-		key[i] = (uint64_t)node_map[ps[s[i]].node] << 32 |
-			 (blob_set ? e->set_map[set] : set);
-	}
-	for (uint32_t i = 1; i < e->p->nr_samples; i++) {
-		uint64_t k = key[i];
-		uint32_t si = s[i], j = i;
-
-		for (; j && key[j - 1] > k; j--) {
-			key[j] = key[j - 1];
-			s[j] = s[j - 1];
+			for (; k > i && set[k - 1] > key; k--) {
+				s[k] = s[k - 1];
+				set[k] = set[k - 1];
+			}
+			s[k] = sj;
+			set[k] = key;
 		}
-		key[j] = k;
-		s[j] = si;
 	}
 }
 
-/* Samples by blob node (a counting sort), then by the profile's label set. */
-static void order_samples(struct enc *e)
+/*
+ * Samples by blob node (a counting sort, which keeps the profile's order
+ * among a node's samples), with their nodes and label sets, then by the
+ * profile's label set.  Returns whether a node has more than one sample
+ * (otherwise there is nothing to sort within nodes).
+ */
+static bool order_samples(struct enc *e)
 {
 	const struct profile *p = e->p;
 	const uint32_t *node_map = e->tree->node_map;
-	uint32_t *start = xcalloc(st_add(p->nr_nodes, 1), sizeof(uint32_t));
+	uint32_t nr = p->nr_nodes, *start = xcalloc(nr, sizeof(uint32_t)), shared = 0, at = 0;
 
 	for (uint32_t s = 0; s < p->nr_samples; s++)
-		start[node_map[p->samples[s].node] + 1]++;
-	for (uint32_t n = 0; n < p->nr_nodes; n++)
-		start[n + 1] += start[n];
-	for (uint32_t s = 0; s < p->nr_samples; s++)
-		e->samples[start[node_map[p->samples[s].node]]++] = s;
+		shared |= start[node_map[p->samples[s].node]]++;
+	for (uint32_t n = 0; n < nr; n++) {
+		uint32_t count = start[n];
+
+		start[n] = at;
+		at += count;
+	}
+	for (uint32_t s = 0; s < p->nr_samples; s++) {
+		uint32_t node = node_map[p->samples[s].node], i = start[node]++;
+
+		e->samples[i] = s;
+		e->nodes[i] = node;
+		e->labels[i] = p->samples[s].labels;
+	}
 	free(start);
-	sort_within_nodes(e, false);
+	if (shared)
+		sort_within_nodes(e);
+	return shared != 0;
 }
 
-static void use_set(struct enc *e, uint32_t id)
+/* Number set id by first use; returns whether it was new. */
+static bool use_set(struct enc *e, uint32_t id)
 {
-	if (e->set_map[id] == UNSET) {
-		e->set_map[id] = e->nr_sets;
-		e->sets[e->nr_sets++] = id;
-	}
+	if (e->set_map[id] != UNSET)
+		return false;
+	e->set_map[id] = e->nr_sets;
+	e->sets[e->nr_sets++] = id;
+	return true;
 }
 
 /*
  * The label sets in use, numbered by first use: the profile's own, then
  * the samples' in order; then each node's samples in the order of those
  * numbers, as the blob requires.  A decoded profile interns its sets in
- * that order, so encoding it again gives the same blob.
+ * that order, so encoding it again gives the same blob.  When the sets
+ * come first in the order of their profile ids (a profile with one label
+ * set, a decoded one), that order is the one they are in already.
  */
-static void order_sets(struct enc *e)
+static void order_sets(struct enc *e, bool shared)
 {
+	uint32_t last = e->p->profile_labels, *set = e->labels;
+	bool in_order = true;
+
 	e->set_map[0] = e->sets[0] = 0;
 	e->nr_sets = 1;
-	use_set(e, e->p->profile_labels);
+	use_set(e, last);
+	for (uint32_t i = 0; i < e->p->nr_samples; i++) {
+		if (use_set(e, set[i])) {
+			in_order &= set[i] > last;
+			last = set[i];
+		}
+	}
 	for (uint32_t i = 0; i < e->p->nr_samples; i++)
-		use_set(e, e->p->samples[e->samples[i]].labels);
-	sort_within_nodes(e, true);
+		set[i] = e->set_map[set[i]];
+	if (shared && !in_order)
+		sort_within_nodes(e);
 }
 
 static void put_types(struct enc *e)
@@ -449,22 +527,71 @@ static void put_labels(struct enc *e)
 		put1(e->sb, enc_str(e, p->comments[i]));
 }
 
-/* One type's values: their gcd g (0 when all are 0), then each divided by g. */
+/*
+ * Division by g where g is known to divide: a shift by g's trailing zeros
+ * and a multiply by the inverse of its odd part mod 2^64 (Granlund and
+ * Montgomery, "Division by invariant integers using multiplication"),
+ * and the test of whether it divides, the shifted-out bits being 0 and the
+ * product at most max.  A 64-bit division costs tens of cycles, and a type
+ * of values needs two per value: its gcd, then its quotients.
+ */
+struct exact_div {
+	uint64_t inv, max, low;
+	unsigned shift;
+};
+
+static void exact_div_init(struct exact_div *d, uint64_t g)
+{
+	uint64_t odd, x;
+
+	d->shift = (unsigned)__builtin_ctzll(g);
+	d->low = ((uint64_t)1 << d->shift) - 1;
+	odd = g >> d->shift;
+	/* Newton's iteration doubles the bits that are right; odd * odd = 1 mod 8 gives 3. */
+	x = odd;
+	for (int i = 0; i < 5; i++)
+		x *= 2 - odd * x;
+	d->inv = x;
+	d->max = UINT64_MAX / odd;
+}
+
+static inline bool exact_div_divides(const struct exact_div *d, uint64_t m)
+{
+	return !(m & d->low) && (m >> d->shift) * d->inv <= d->max;
+}
+
+static inline uint64_t exact_div_quot(const struct exact_div *d, uint64_t m)
+{
+	return (m >> d->shift) * d->inv;
+}
+
+/*
+ * One type's values: their gcd g (0 when all are 0), then each divided by
+ * g.  The gcd changes only at a value it does not divide, and is then
+ * taken afresh.
+ */
 static void put_values(struct enc *e, uint32_t t)
 {
 	const struct profile *p = e->p;
+	struct exact_div d;
 	uint64_t g = 0;
 	uint8_t *w;
 
-	for (uint32_t i = 0; i < p->nr_samples && g != 1; i++)
-		g = gcd_u64(magnitude(profile_sample_values(p, e->samples[i])[t]), g);
+	for (uint32_t i = 0; i < p->nr_samples && g != 1; i++) {
+		uint64_t m = magnitude(profile_sample_values(p, e->samples[i])[t]);
+
+		if (!m || (g && exact_div_divides(&d, m)))
+			continue;
+		g = gcd_u64(m, g);
+		exact_div_init(&d, g);
+	}
 	put1(e->sb, g);
 	if (!g)
 		return;
 	w = room(e->sb, p->nr_samples);
 	for (uint32_t i = 0; i < p->nr_samples; i++) {
 		int64_t v = profile_sample_values(p, e->samples[i])[t];
-		uint64_t q = magnitude(v) / g;
+		uint64_t q = exact_div_quot(&d, magnitude(v));
 
 		w = put(w, zigzag(v < 0 ? (int64_t)(0 - q) : (int64_t)q));
 	}
@@ -474,20 +601,17 @@ static void put_values(struct enc *e, uint32_t t)
 static void put_samples(struct enc *e)
 {
 	const struct profile *p = e->p;
-	const uint32_t *node_map = e->tree->node_map;
 	uint32_t n = p->nr_samples, prev = 0;
 	uint8_t *w;
 
 	put1(e->sb, n);
 	w = room(e->sb, (size_t)n * 2);
 	for (uint32_t i = 0; i < n; i++) {
-		uint32_t node = node_map[p->samples[e->samples[i]].node];
-
-		w = put(w, node - prev);
-		prev = node;
+		w = put(w, e->nodes[i] - prev);
+		prev = e->nodes[i];
 	}
 	for (uint32_t i = 0; i < n; i++)
-		w = put(w, e->set_map[p->samples[e->samples[i]].labels]);
+		w = put(w, e->labels[i]);
 	wrote(e->sb, w);
 	for (uint32_t t = 0; t < p->nr_types; t++)
 		put_values(e, t);
@@ -504,13 +628,14 @@ static void put_body(const struct enc *e, struct strbuf *body)
 
 	put_strs(&e->p->strs, e->strs, t->nr_strs, e->nr_strs, &lens, &chars);
 	strbuf_grow(body, VARINT_MAX + t->lens.len + lens.len + t->chars.len + chars.len +
-				  t->sections.len + e->sb->len);
+				  t->frames_sec.len + t->nodes_sec.len + e->sb->len);
 	put1(body, e->nr_strs - 1);
 	strbuf_add(body, t->lens.buf, t->lens.len);
 	strbuf_add(body, lens.buf, lens.len);
 	strbuf_add(body, t->chars.buf, t->chars.len);
 	strbuf_add(body, chars.buf, chars.len);
-	strbuf_add(body, t->sections.buf, t->sections.len);
+	strbuf_add(body, t->frames_sec.buf, t->frames_sec.len);
+	strbuf_add(body, t->nodes_sec.buf, t->nodes_sec.len);
 	strbuf_add(body, e->sb->buf, e->sb->len);
 	strbuf_release(&lens);
 	strbuf_release(&chars);
@@ -522,8 +647,7 @@ void blob_write_body_tree(const struct profile *p, const struct blob_tree *t, st
 	struct enc e;
 
 	enc_init(&e, p, t, &rest);
-	order_samples(&e);
-	order_sets(&e);
+	order_sets(&e, order_samples(&e));
 	put_types(&e);
 	put_labels(&e);
 	put_samples(&e);

@@ -347,6 +347,56 @@ static void test_label_order_is_canonical(void **state)
 	profile_free(p);
 }
 
+/*
+ * A node's samples go by blob label set, and the sets are numbered by
+ * first use in node order, then profile set.  Samples added in another
+ * order than their sets were interned, at a node whose sets the blob
+ * numbers in yet another order (a node before it used one of them
+ * first); sets first used in the order of their ids, which the blob
+ * keeps (each node's samples sorted once); and labels but one sample a
+ * node, where nothing is sorted.
+ */
+static void test_samples_within_a_node(void **state)
+{
+	struct profile *p[3];
+	uint32_t set[3][4];
+	int64_t v = 1;
+
+	(void)state;
+	for (int k = 0; k < 3; k++) {
+		p[k] = profile_new();
+		profile_add_type(p[k], "samples", "count");
+		for (int i = 0; i < 4; i++) {
+			char val[8];
+
+			snprintf(val, sizeof(val), "t%d", i);
+			set[k][i] = str_label(p[k], "thread", val);
+		}
+	}
+	add(p[0], "main;first", set[0][2], &v);
+	add(p[0], "main;second", set[0][3], &v);
+	add(p[0], "main;second", set[0][1], &v);
+	add(p[0], "main;first", set[0][0], &v);
+	add(p[0], "main;first", set[0][3], &v);
+	add(p[0], "main;first", set[0][1], &v);
+	add(p[0], "main", set[0][2], &v);
+	add(p[0], "main", 0, &v);
+	add(p[1], "main;first", set[1][1], &v);
+	add(p[1], "main;second", set[1][3], &v);
+	add(p[1], "main;first", set[1][0], &v);
+	add(p[1], "main;second", set[1][2], &v);
+	for (uint32_t i = 0; i < 4; i++) {
+		char stack[16];
+
+		snprintf(stack, sizeof(stack), "main;f%u", i);
+		add(p[2], stack, set[2][3 - i], &v);
+	}
+	for (int k = 0; k < 3; k++) {
+		assert_round_trip(p[k]);
+		profile_free(p[k]);
+	}
+}
+
 static void test_big_profile_round_trips(void **state)
 {
 	struct profile *p = big_profile(1);
@@ -872,6 +922,104 @@ static void test_encode_choices(void **state)
 	profile_free(big);
 }
 
+/*
+ * Blob nodes are in preorder, a node's children in the order they were
+ * added, whatever order the stacks came in: later stacks that branch off
+ * early nodes, a node that gains a child after its subtree was closed, a
+ * wide root.  Decoding adds the nodes in blob order, so q's ids show it.
+ */
+static void test_node_order(void **state)
+{
+	static const char *const stacks[] = {"a;b;c", "a;d", "a;b;e", "f", "a;b;c;g",
+					     "a;d;h", "f;i", "a;j",   "k"};
+	static const char *const want[] = {"a", "b", "c", "g", "e", "d", "h", "j", "f", "i", "k"};
+	struct profile *p = profile_new(), *q;
+	struct strbuf sb = STRBUF_INIT;
+	struct error err = ERROR_INIT;
+
+	(void)state;
+	profile_add_type(p, "samples", "count");
+	for (size_t i = 0; i < ARRAY_SIZE(stacks); i++)
+		add1(p, stacks[i], (int64_t)i + 1);
+	for (int i = 0; i < 300; i++) { /* a wide root: every child a leaf */
+		char name[16];
+
+		snprintf(name, sizeof(name), "w%d", i);
+		add1(p, name, 1);
+	}
+	encode(p, 0, &sb);
+	assert_int_equal(blob_decode(sb.buf, sb.len, NULL, &q, &err), 0);
+	assert_equal(p, q);
+	assert_int_equal(q->nr_nodes, p->nr_nodes);
+	for (uint32_t n = 1; n < q->nr_nodes; n++) {
+		const char *name = profile_str(q, q->frames[q->nodes[n].frame].name);
+		char wide[16];
+
+		if (n <= ARRAY_SIZE(want)) {
+			assert_string_equal(name, want[n - 1]);
+			continue;
+		}
+		snprintf(wide, sizeof(wide), "w%u", n - 1 - (uint32_t)ARRAY_SIZE(want));
+		assert_string_equal(name, wide);
+		assert_int_equal(q->nodes[n].parent, 0);
+	}
+	assert_round_trip(p);
+	strbuf_release(&sb);
+	profile_free(q);
+	profile_free(p);
+}
+
+/*
+ * A type's values are written as their gcd g, then each divided by it:
+ * the gcd of values of every size and sign, one that only the last value
+ * lowers, powers of two up to 2^63 (INT64_MIN's magnitude), odd ones up
+ * to 2^62 + 1.  Four samples down one stack, so that the body ends with
+ * u g and the four s quotients in the order given.
+ */
+static void test_value_gcds(void **state)
+{
+	static const int64_t p31 = 1000000007; /* a prime */
+	static const struct {
+		int64_t v[4];
+		uint64_t g;
+		int64_t q[4];
+	} cases[] = {
+		{{6LL << 40, -(9LL << 40), 0, 15LL << 40}, 3ULL << 40, {2, -3, 0, 5}},
+		{{INT64_MIN, INT64_MIN, 0, 1LL << 62}, 1ULL << 62, {-2, -2, 0, 1}},
+		{{INT64_MIN, 0, INT64_MIN, 0}, 1ULL << 63, {-1, 0, -1, 0}},
+		{{77, 91, 1001, 14}, 7, {11, 13, 143, 2}},
+		{{p31 * 6, p31 * 10, p31 * 14, p31 * 3}, (uint64_t)p31, {6, 10, 14, 3}},
+		{{INT64_MAX, -INT64_MAX, 1, 2}, 1, {INT64_MAX, -INT64_MAX, 1, 2}},
+		{{(1LL << 62) + 1, -((1LL << 62) + 1), 0, (1LL << 62) + 1},
+		 (1ULL << 62) + 1,
+		 {1, -1, 0, 1}},
+		{{0, 0, 0, 0}, 0, {0}},
+	};
+	static const char *const stacks[] = {"a", "a;b", "a;b;c", "a;b;c;d"};
+	struct strbuf sb = STRBUF_INIT;
+	struct body want = {STRBUF_INIT};
+
+	(void)state;
+	for (size_t c = 0; c < ARRAY_SIZE(cases); c++) {
+		struct profile *p = profile_new();
+
+		profile_add_type(p, "v", "count");
+		for (size_t i = 0; i < 4; i++)
+			add1(p, stacks[i], cases[c].v[i]);
+		strbuf_reset(&want.sb);
+		put_u(&want, cases[c].g);
+		for (size_t i = 0; cases[c].g && i < 4; i++)
+			put_s(&want, cases[c].q[i]);
+		encode(p, 0, &sb);
+		assert_true(sb.len > want.sb.len);
+		assert_memory_equal(sb.buf + sb.len - want.sb.len, want.sb.buf, want.sb.len);
+		assert_round_trip(p);
+		profile_free(p);
+	}
+	strbuf_release(&sb);
+	strbuf_release(&want.sb);
+}
+
 /* What the store does: truncate to max_nodes, keep the blob. */
 static void test_truncated_profile_round_trips(void **state)
 {
@@ -1186,6 +1334,7 @@ int main(void)
 		cmocka_unit_test(test_empty_profiles),
 		cmocka_unit_test(test_every_feature_round_trips),
 		cmocka_unit_test(test_label_order_is_canonical),
+		cmocka_unit_test(test_samples_within_a_node),
 		cmocka_unit_test(test_big_profile_round_trips),
 		cmocka_unit_test(test_merge_into_equals_profile_merge),
 		cmocka_unit_test(test_merge_into_rich_and_empty),
@@ -1201,6 +1350,8 @@ int main(void)
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_zstd_bombs),
 		cmocka_unit_test(test_encode_choices),
+		cmocka_unit_test(test_node_order),
+		cmocka_unit_test(test_value_gcds),
 		cmocka_unit_test(test_truncated_profile_round_trips),
 		cmocka_unit_test(test_golden_bytes),
 		cmocka_unit_test(test_varints_of_every_length),
