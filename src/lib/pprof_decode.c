@@ -424,12 +424,16 @@ static int scan_varints(struct rd *r, const uint8_t *p, const uint8_t *end, uint
 		count += count_stops(stops);
 	}
 	if (p < end) {
-		/* The tail, zero-padded; the last byte is a stop, so STOPS is not 0. */
-		uint8_t tail[8] = {0};
+		/*
+		 * The last K bytes: the word that ends at END, less the bytes
+		 * before P (a copy to a buffer would stall the load on store
+		 * forwarding).  The last byte is a stop, so STOPS is not 0.
+		 */
 		size_t k = (size_t)(end - p);
 
-		memcpy(tail, p, k);
-		stops = varint_stops(load_le64(tail)) & (~0ULL >> (64 - 8 * k));
+		if (end - r->base < 8)
+			return scan_varints_bytes(r, start, end, n);
+		stops = varint_stops(load_le64(end - 8) >> (64 - 8 * k)) & (~0ULL >> (64 - 8 * k));
 		if (run + (unsigned)__builtin_ctzll(stops) / 8 >= 10)
 			return scan_varints_bytes(r, start, end, n);
 		count += count_stops(stops);
