@@ -298,9 +298,12 @@ static int read_message(struct rd *r, const uint8_t *p, const uint8_t *end, cons
  * One element of a repeated message field: room for it in ARR (elements
  * of SIZE bytes) at *N, zeroed, and its bytes read as message M; errors
  * name it M->kind and its index.  Returns the array, moved or not.
+ * Inline, so that each caller zeroes a constant SIZE with a few stores:
+ * out of line the memset was a rep stos, dear for a 32-byte label.
  */
-static void *read_elem(struct rd *r, const uint8_t **p, const uint8_t *end, unsigned wt, void *arr,
-		       int which, size_t size, size_t *n, const struct msg *m, int *rc)
+static inline void *read_elem(struct rd *r, const uint8_t **p, const uint8_t *end, unsigned wt,
+			      void *arr, int which, size_t size, size_t *n, const struct msg *m,
+			      int *rc)
 {
 	const uint8_t *sub, *subend;
 	const char *kind = r->kind;
