@@ -247,6 +247,8 @@ struct msg {
 	const char *kind; /* for errors: "sample"; NULL: the profile */
 	const struct field *fields;
 	size_t n;
+	/* A reader for the message's common shape, tried first: false to use the table. */
+	bool (*fast)(struct rd *r, const uint8_t *p, const uint8_t *end, void *out);
 };
 
 #define SCALAR(k, type, member, name)                 \
@@ -323,7 +325,10 @@ static inline void *read_elem(struct rd *r, const uint8_t **p, const uint8_t *en
 		r->index = *n;
 	}
 	(*n)++;
-	*rc = read_message(r, sub, subend, m, elem);
+	if (m->fast && m->fast(r, sub, subend, elem))
+		*rc = 0;
+	else
+		*rc = read_message(r, sub, subend, m, elem);
 	r->kind = kind;
 	r->index = index;
 	return arr;
@@ -397,32 +402,33 @@ static inline unsigned count_stops(uint64_t stops)
 }
 
 /*
- * Check a packed run of varints [P, END) without storing it; *N its
- * values.  Every varint ends in the one byte of it whose top bit is
- * clear, so eight bytes a step: the values are the clear top bits, and
- * RUN carries the continuation bytes since the last of them from word to
- * word, to catch a varint longer than 10 bytes.  (Between two stops in
- * one word a run is at most 6 bytes.)  A run found bad is checked again
- * by scan_varints_bytes, for its error.
+ * Count the varints of a packed run [P, END) without storing them: *N,
+ * and true when they are sound; false (and *N untouched) when a varint
+ * is longer than 10 bytes or runs past the end, or when the run is in the
+ * first 8 bytes of the input (BASE).  Every varint ends in the one byte of
+ * it whose top bit is clear, so eight bytes a step: the values are the
+ * clear top bits, and RUN carries the continuation bytes since the last
+ * of them from word to word, to catch a varint longer than 10 bytes.
+ * (Between two stops in one word a run is at most 6 bytes.)
  */
-static int scan_varints(struct rd *r, const uint8_t *p, const uint8_t *end, uint32_t *n)
+static inline bool count_varints(const uint8_t *base, const uint8_t *p, const uint8_t *end,
+				 uint32_t *n)
 {
-	const uint8_t *start = p;
 	uint32_t count = 0;
 	unsigned run = 0;
 	uint64_t stops;
 
 	if (p < end && (end[-1] & 0x80))
-		return scan_varints_bytes(r, start, end, n);
+		return false;
 	for (; end - p >= 8; p += 8) {
 		stops = varint_stops(load_le64(p));
 		if (!stops) {
 			if ((run += 8) >= 10)
-				return scan_varints_bytes(r, start, end, n);
+				return false;
 			continue;
 		}
 		if (run + (unsigned)__builtin_ctzll(stops) / 8 >= 10)
-			return scan_varints_bytes(r, start, end, n);
+			return false;
 		run = (unsigned)__builtin_clzll(stops) / 8;
 		count += count_stops(stops);
 	}
@@ -434,15 +440,27 @@ static int scan_varints(struct rd *r, const uint8_t *p, const uint8_t *end, uint
 		 */
 		size_t k = (size_t)(end - p);
 
-		if (end - r->base < 8)
-			return scan_varints_bytes(r, start, end, n);
+		if (end - base < 8)
+			return false;
 		stops = varint_stops(load_le64(end - 8) >> (64 - 8 * k)) & (~0ULL >> (64 - 8 * k));
 		if (run + (unsigned)__builtin_ctzll(stops) / 8 >= 10)
-			return scan_varints_bytes(r, start, end, n);
+			return false;
 		count += count_stops(stops);
 	}
 	*n = count;
-	return 0;
+	return true;
+}
+
+/*
+ * Check a packed run of varints [P, END) without storing it; *N its
+ * values.  A run count_varints does not take is checked again by
+ * scan_varints_bytes, for its error.
+ */
+static int scan_varints(struct rd *r, const uint8_t *p, const uint8_t *end, uint32_t *n)
+{
+	if (count_varints(r->base, p, end, n))
+		return 0;
+	return scan_varints_bytes(r, p, end, n);
 }
 
 /*
@@ -493,12 +511,95 @@ static int sample_label(struct rd *r, const uint8_t **p, const uint8_t *end, uns
 	return rc;
 }
 
+/* A length of at most 5 bytes at *P and its bytes up to *SUBEND, inside END; else false. */
+static inline bool fast_len(const uint8_t **p, const uint8_t *end, const uint8_t **subend)
+{
+	const uint8_t *q = *p;
+	uint64_t n;
+
+	if (!varint(&q, end, &n) || q - *p > 5 || n > (uint64_t)(end - q))
+		return false;
+	*p = q;
+	*subend = q + n;
+	return true;
+}
+
+/* A label of varint fields under one-byte keys into L, zeroed first; else false. */
+static inline bool label_fast(const uint8_t *p, const uint8_t *end, struct pbd_label *l)
+{
+	*l = (struct pbd_label){0};
+	while (p < end) {
+		uint8_t k = *p++;
+		uint64_t v;
+
+		if ((k & 7) != WT_VARINT || k < (1 << 3) || k > (4 << 3) || !varint(&p, end, &v))
+			return false;
+		switch (k >> 3) {
+		case 1: l->key = (int64_t)v; break;
+		case 2: l->str = (int64_t)v; break;
+		case 3: l->num = (int64_t)v; break;
+		default: l->num_unit = (int64_t)v; break;
+		}
+	}
+	return true;
+}
+
+/*
+ * A sample as pprof's writers lay it out (Go's, protobuf-c's, plateau's
+ * own): one-byte keys, the location ids in one packed run, the values
+ * packed, labels of varints, all in room the arrays already have.  Read
+ * straight, without the field table: the table's cost per field was a
+ * good part of a push's decoding.  Anything else, and false, with S
+ * zeroed again: the table then reads the sample from its start as if
+ * this had not run, for it moved no count and grew no array (values and
+ * labels past the counts are scratch).
+ */
+static bool sample_fast(struct rd *r, const uint8_t *p, const uint8_t *end, void *out)
+{
+	struct pbd_sample *s = out;
+	struct pbd_profile *pb = r->pb;
+	size_t nv = pb->n_values, nl = pb->n_labels;
+	const uint8_t *q, *qend;
+
+	while (p < end) {
+		uint8_t k = *p++;
+
+		if ((k >> 3 < 1 || k >> 3 > 3 || (k & 7) != WT_LEN) || !fast_len(&p, end, &qend))
+			goto other;
+		q = p;
+		p = qend;
+		if (k >> 3 == 1) {
+			if (s->loc_raw || !count_varints(r->base, q, qend, &s->n_location_id))
+				goto other;
+			s->loc_raw = q;
+			s->loc_raw_len = (uint32_t)(qend - q);
+		} else if (k >> 3 == 2) {
+			if ((size_t)(qend - q) > pb->alloc[A_VALUES] - nv)
+				goto other;
+			for (; q < qend; nv++) {
+				if (!varint(&q, qend, &pb->values[nv]))
+					goto other;
+			}
+		} else {
+			if (nl >= pb->alloc[A_LABELS] || !label_fast(q, qend, &pb->labels[nl]))
+				goto other;
+			nl++;
+		}
+	}
+	pb->n_values = nv;
+	pb->n_labels = nl;
+	return true;
+other:
+	memset(s, 0, sizeof(*s));
+	return false;
+}
+
 static const struct field sample_fields[] = {
 	CALL(sample_location_ids, "location_id"),
 	CALL(sample_values, "value"),
 	CALL(sample_label, "label"),
 };
-static const struct msg sample_msg = {"sample", sample_fields, 3};
+static const struct msg sample_msg = {"sample", sample_fields, 3, sample_fast};
 
 static const struct field mapping_fields[] = {
 	SCALAR(K_U64, struct pbd_mapping, id, "id"),

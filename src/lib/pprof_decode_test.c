@@ -467,6 +467,68 @@ static void test_packed_ids_longest(void **state)
 	}
 }
 
+/*
+ * Samples of the common shape (read without the field table) between
+ * samples that leave it at their last field, after the location ids,
+ * values and labels were read: those are read again by the table, and
+ * nothing may count twice.  Enough samples that the arrays grow on the
+ * way, at every phase of the pattern.
+ */
+static void test_sample_shapes(void **state)
+{
+	struct error err = ERROR_INIT;
+	struct pbd_profile d;
+	struct w top = {0}; /* 150 samples: 3.9 KB of its 4 */
+	size_t n_samples = 150, labels = 0, values = 0;
+	uint64_t ids[8];
+
+	(void)state;
+	w_str(&top, "");
+	for (size_t i = 0; i < n_samples; i++) {
+		struct w s = {0}, packed = {0}, label = {0};
+
+		for (size_t k = 0; k < 1 + i % 5; k++)
+			w_varint(&packed, 1 + (i * 37 + k * 101) % 300);
+		w_bytes(&s, 1, packed.b, packed.n);
+		packed.n = 0;
+		w_varint(&packed, i);
+		w_varint(&packed, (uint64_t)i << 30);
+		w_bytes(&s, 2, packed.b, packed.n);
+		values += 2;
+		w_int(&label, 1, 1 + i % 3);
+		w_int(&label, 2, 2);
+		w_msg(&s, 3, &label);
+		labels++;
+		switch (i % 7) {
+		case 1: w_int(&s, 9, 1); break;		  /* an unknown field */
+		case 2: w_int(&s, 2, 5), values++; break; /* an unpacked value */
+		case 3: w_int(&s, 1, 7); break;		  /* an unpacked id */
+		case 4:
+			w_int(&label, 5, 1); /* a label with an unknown field */
+			w_msg(&s, 3, &label);
+			labels++;
+			break;
+		case 5: w_bytes(&s, 1, "\x01", 1); break; /* a second run of ids */
+		}
+		w_msg(&top, 2, &s);
+	}
+	agree(top.b, top.n, NULL);
+	assert_int_equal(pbd_decode(&d, "x", top.b, top.n, (size_t)1 << 20, &err), 0);
+	assert_int_equal(d.n_sample, n_samples);
+	assert_int_equal(d.n_values, values);
+	assert_int_equal(d.n_labels, labels);
+	for (size_t i = 0; i < n_samples; i++) {
+		const struct pbd_sample *sm = &d.sample[i];
+		size_t n = 1 + i % 5 + (i % 7 == 3 || i % 7 == 5);
+
+		assert_int_equal(sm->n_location_id, n);
+		assert_int_equal(pbd_sample_ids(&d, sm, ids)[0], 1 + (i * 37) % 300);
+		assert_true(pbd_values(&d, sm)[1] == (int64_t)i << 30);
+		assert_int_equal(pbd_labels(&d, sm)[0].key, 1 + i % 3);
+	}
+	pbd_release(&d);
+}
+
 static void test_budget(void **state)
 {
 	struct error err = ERROR_INIT;
@@ -534,6 +596,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_packed_ids_scan),
 		cmocka_unit_test(test_packed_ids_longest),
+		cmocka_unit_test(test_sample_shapes),
 		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_prefixes_and_mutations_agree),
 	};
