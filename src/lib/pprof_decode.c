@@ -546,30 +546,45 @@ static inline bool label_fast(const uint8_t *p, const uint8_t *end, struct pbd_l
 
 /*
  * A sample as pprof's writers lay it out (Go's, protobuf-c's, plateau's
- * own): one-byte keys, the location ids in one packed run, the values
- * packed, labels of varints, all in room the arrays already have.  Read
+ * own): one-byte keys; the location ids in one packed run, or unpacked
+ * (Go writes one or two so); the values packed or unpacked (Go writes
+ * two so); labels of varints; all in room the arrays already have.  Read
  * straight, without the field table: the table's cost per field was a
  * good part of a push's decoding.  Anything else, and false, with S
  * zeroed again: the table then reads the sample from its start as if
- * this had not run, for it moved no count and grew no array (values and
- * labels past the counts are scratch).
+ * this had not run, for it moved no count and grew no array (ids,
+ * values and labels past the counts are scratch).
  */
 static bool sample_fast(struct rd *r, const uint8_t *p, const uint8_t *end, void *out)
 {
 	struct pbd_sample *s = out;
 	struct pbd_profile *pb = r->pb;
-	size_t nv = pb->n_values, nl = pb->n_labels;
+	size_t nid = pb->n_location_ids, nv = pb->n_values, nl = pb->n_labels;
 	const uint8_t *q, *qend;
 
 	while (p < end) {
 		uint8_t k = *p++;
 
-		if ((k >> 3 < 1 || k >> 3 > 3 || (k & 7) != WT_LEN) || !fast_len(&p, end, &qend))
+		if (k == (1 << 3 | WT_VARINT)) {
+			if (s->loc_raw || nid >= pb->alloc[A_LOCATION_IDS] ||
+			    !varint(&p, end, &pb->location_ids[nid]))
+				goto other;
+			nid++;
+			continue;
+		}
+		if (k == (2 << 3 | WT_VARINT)) {
+			if (nv >= pb->alloc[A_VALUES] || !varint(&p, end, &pb->values[nv]))
+				goto other;
+			nv++;
+			continue;
+		}
+		if (k >> 3 < 1 || k >> 3 > 3 || (k & 7) != WT_LEN || !fast_len(&p, end, &qend))
 			goto other;
 		q = p;
 		p = qend;
 		if (k >> 3 == 1) {
-			if (s->loc_raw || !count_varints(r->base, q, qend, &s->n_location_id))
+			if (s->loc_raw || nid != pb->n_location_ids ||
+			    !count_varints(r->base, q, qend, &s->n_location_id))
 				goto other;
 			s->loc_raw = q;
 			s->loc_raw_len = (uint32_t)(qend - q);
@@ -586,6 +601,7 @@ static bool sample_fast(struct rd *r, const uint8_t *p, const uint8_t *end, void
 			nl++;
 		}
 	}
+	pb->n_location_ids = nid;
 	pb->n_values = nv;
 	pb->n_labels = nl;
 	return true;

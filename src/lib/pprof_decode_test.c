@@ -467,49 +467,73 @@ static void test_packed_ids_longest(void **state)
 	}
 }
 
+/* Sample I of test_sample_shapes: its message into S, its ids into IDS (*N). */
+static void shaped_sample(size_t i, struct w *s, uint64_t *ids, size_t *n, size_t *values,
+			  size_t *labels)
+{
+	struct w packed = {0}, label = {0};
+	size_t k;
+
+	*n = 0;
+	s->n = 0;
+	if (i % 9 == 6) { /* Go's two values: unpacked, before the ids */
+		w_int(s, 2, i);
+		w_int(s, 2, (uint64_t)i << 30);
+	}
+	if (i % 9 == 7) { /* Go's one or two ids: unpacked */
+		for (k = 0; k < 1 + i % 2; k++)
+			w_int(s, 1, ids[(*n)++] = 1 + (i * 37 + k * 101) % 300);
+	} else {
+		if (i % 9 == 8) /* an unpacked id, then a packed run */
+			w_int(s, 1, ids[(*n)++] = 5);
+		for (k = 0; k < 1 + i % 5; k++)
+			w_varint(&packed, ids[(*n)++] = 1 + (i * 37 + k * 101) % 300);
+		w_bytes(s, 1, packed.b, packed.n);
+	}
+	if (i % 9 != 6) {
+		packed.n = 0;
+		w_varint(&packed, i);
+		w_varint(&packed, (uint64_t)i << 30);
+		w_bytes(s, 2, packed.b, packed.n);
+	}
+	*values += 2;
+	w_int(&label, 1, 1 + i % 3);
+	w_int(&label, 2, 2);
+	w_msg(s, 3, &label);
+	(*labels)++;
+	switch (i % 9) {
+	case 1: w_int(s, 9, 1); break;		     /* an unknown field */
+	case 2: w_int(s, 2, 5), (*values)++; break;  /* one more value, unpacked */
+	case 3: w_int(s, 1, ids[(*n)++] = 7); break; /* an unpacked id after the run */
+	case 4:
+		w_int(&label, 5, 1); /* a label with an unknown field */
+		w_msg(s, 3, &label);
+		(*labels)++;
+		break;
+	case 5: w_bytes(s, 1, "\x01", 1), ids[(*n)++] = 1; break; /* a second run of ids */
+	}
+}
+
 /*
- * Samples of the common shape (read without the field table) between
- * samples that leave it at their last field, after the location ids,
- * values and labels were read: those are read again by the table, and
- * nothing may count twice.  Enough samples that the arrays grow on the
- * way, at every phase of the pattern.
+ * Samples of the shapes read without the field table (Go's among them)
+ * between samples that leave those shapes at their last field, after
+ * ids, values and labels were read: those are read again by the table,
+ * and nothing may count twice.  Enough samples that the arrays grow on
+ * the way, at every phase of the pattern.
  */
 static void test_sample_shapes(void **state)
 {
 	struct error err = ERROR_INIT;
 	struct pbd_profile d;
-	struct w top = {0}; /* 150 samples: 3.9 KB of its 4 */
-	size_t n_samples = 150, labels = 0, values = 0;
-	uint64_t ids[8];
+	struct w top = {0}, s; /* 150 samples: 3.8 KB of top's 4 */
+	size_t n_samples = 150, labels = 0, values = 0, n;
+	uint64_t want[8], ids[8];
 
 	(void)state;
 	w_str(&top, "");
 	for (size_t i = 0; i < n_samples; i++) {
-		struct w s = {0}, packed = {0}, label = {0};
-
-		for (size_t k = 0; k < 1 + i % 5; k++)
-			w_varint(&packed, 1 + (i * 37 + k * 101) % 300);
-		w_bytes(&s, 1, packed.b, packed.n);
-		packed.n = 0;
-		w_varint(&packed, i);
-		w_varint(&packed, (uint64_t)i << 30);
-		w_bytes(&s, 2, packed.b, packed.n);
-		values += 2;
-		w_int(&label, 1, 1 + i % 3);
-		w_int(&label, 2, 2);
-		w_msg(&s, 3, &label);
-		labels++;
-		switch (i % 7) {
-		case 1: w_int(&s, 9, 1); break;		  /* an unknown field */
-		case 2: w_int(&s, 2, 5), values++; break; /* an unpacked value */
-		case 3: w_int(&s, 1, 7); break;		  /* an unpacked id */
-		case 4:
-			w_int(&label, 5, 1); /* a label with an unknown field */
-			w_msg(&s, 3, &label);
-			labels++;
-			break;
-		case 5: w_bytes(&s, 1, "\x01", 1); break; /* a second run of ids */
-		}
+		shaped_sample(i, &s, want, &n, &values, &labels);
+		assert_true(top.n + s.n + 3 <= sizeof(top.b));
 		w_msg(&top, 2, &s);
 	}
 	agree(top.b, top.n, NULL);
@@ -519,11 +543,14 @@ static void test_sample_shapes(void **state)
 	assert_int_equal(d.n_labels, labels);
 	for (size_t i = 0; i < n_samples; i++) {
 		const struct pbd_sample *sm = &d.sample[i];
-		size_t n = 1 + i % 5 + (i % 7 == 3 || i % 7 == 5);
+		size_t v = 0, l = 0;
 
+		shaped_sample(i, &s, want, &n, &v, &l);
 		assert_int_equal(sm->n_location_id, n);
-		assert_int_equal(pbd_sample_ids(&d, sm, ids)[0], 1 + (i * 37) % 300);
+		assert_memory_equal(pbd_sample_ids(&d, sm, ids), want, n * sizeof(*want));
+		assert_int_equal(sm->n_value, v);
 		assert_true(pbd_values(&d, sm)[1] == (int64_t)i << 30);
+		assert_int_equal(sm->n_label, l);
 		assert_int_equal(pbd_labels(&d, sm)[0].key, 1 + i % 3);
 	}
 	pbd_release(&d);
