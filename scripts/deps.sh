@@ -6,7 +6,7 @@ set -eu
 
 PKGS="
 build-essential pkg-config meson ninja-build
-zlib1g-dev libdeflate-dev libzstd-dev libprotobuf-c-dev protobuf-c-compiler
+zlib1g-dev libdeflate-dev libzstd-dev libprotobuf-c-dev protobuf-c-compiler libxxhash-dev
 libdw-dev libiberty-dev liblzma-dev xz-utils libc6-dbg elfutils dwz
 libcmocka-dev libcurl4-openssl-dev libcjson-dev
 libsqlite3-dev libmicrohttpd-dev

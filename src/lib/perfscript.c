@@ -391,7 +391,8 @@ void ps_carry_release(struct ps_carry *cs)
 
 /*
  * The hot path hashes every frame line: a multiply-fold hash over 16
- * bytes per step (as wyhash does), about twice as fast as hash_bytes.
+ * bytes per step (as wyhash does), about twice as fast as hash_bytes was
+ * before it became XXH3 (which may now beat this one: untried here).
  * Collisions cost time, never correctness: keys are always compared.
  */
 static inline uint64_t fold_mul(uint64_t a, uint64_t b)

@@ -247,6 +247,8 @@ struct msg {
 	const char *kind; /* for errors: "sample"; NULL: the profile */
 	const struct field *fields;
 	size_t n;
+	/* A reader for the message's common shape, tried first: false to use the table. */
+	bool (*fast)(struct rd *r, const uint8_t *p, const uint8_t *end, void *out);
 };
 
 #define SCALAR(k, type, member, name)                 \
@@ -298,9 +300,12 @@ static int read_message(struct rd *r, const uint8_t *p, const uint8_t *end, cons
  * One element of a repeated message field: room for it in ARR (elements
  * of SIZE bytes) at *N, zeroed, and its bytes read as message M; errors
  * name it M->kind and its index.  Returns the array, moved or not.
+ * Inline, so that each caller zeroes a constant SIZE with a few stores:
+ * out of line the memset was a rep stos, dear for a 32-byte label.
  */
-static void *read_elem(struct rd *r, const uint8_t **p, const uint8_t *end, unsigned wt, void *arr,
-		       int which, size_t size, size_t *n, const struct msg *m, int *rc)
+static inline void *read_elem(struct rd *r, const uint8_t **p, const uint8_t *end, unsigned wt,
+			      void *arr, int which, size_t size, size_t *n, const struct msg *m,
+			      int *rc)
 {
 	const uint8_t *sub, *subend;
 	const char *kind = r->kind;
@@ -320,7 +325,10 @@ static void *read_elem(struct rd *r, const uint8_t **p, const uint8_t *end, unsi
 		r->index = *n;
 	}
 	(*n)++;
-	*rc = read_message(r, sub, subend, m, elem);
+	if (m->fast && m->fast(r, sub, subend, elem))
+		*rc = 0;
+	else
+		*rc = read_message(r, sub, subend, m, elem);
 	r->kind = kind;
 	r->index = index;
 	return arr;
@@ -343,8 +351,12 @@ static const struct field label_fields[] = {
 };
 static const struct msg label_msg = {"label", label_fields, 4};
 
-/* Check a packed run of varints [P, END) without storing it; *N its values. */
-static int scan_varints(struct rd *r, const uint8_t *p, const uint8_t *end, uint32_t *n)
+/*
+ * Check a packed run of varints [P, END) byte by byte; *N its values.
+ * The authority on errors: scan_varints hands a run it finds bad to this
+ * for the message and the offset of the varint at fault.
+ */
+static int scan_varints_bytes(struct rd *r, const uint8_t *p, const uint8_t *end, uint32_t *n)
 {
 	const uint8_t *start = p;
 	uint32_t count = 0;
@@ -364,6 +376,91 @@ static int scan_varints(struct rd *r, const uint8_t *p, const uint8_t *end, uint
 		return fail(r, start, "varint runs past the end");
 	*n = count;
 	return 0;
+}
+
+static inline uint64_t load_le64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	return v;
+}
+
+/* 0x80 in each byte of W (bytes little-endian) that ends a varint. */
+static inline uint64_t varint_stops(uint64_t w)
+{
+	return ~w & 0x8080808080808080ULL;
+}
+
+/* The bytes set in a varint_stops() mask: one multiply, no popcount instruction needed. */
+static inline unsigned count_stops(uint64_t stops)
+{
+	return (unsigned)(((stops >> 7) * 0x0101010101010101ULL) >> 56);
+}
+
+/*
+ * Count the varints of a packed run [P, END) without storing them: *N,
+ * and true when they are sound; false (and *N untouched) when a varint
+ * is longer than 10 bytes or runs past the end, or when the run is in the
+ * first 8 bytes of the input (BASE).  Every varint ends in the one byte of
+ * it whose top bit is clear, so eight bytes a step: the values are the
+ * clear top bits, and RUN carries the continuation bytes since the last
+ * of them from word to word, to catch a varint longer than 10 bytes.
+ * (Between two stops in one word a run is at most 6 bytes.)
+ */
+static inline bool count_varints(const uint8_t *base, const uint8_t *p, const uint8_t *end,
+				 uint32_t *n)
+{
+	uint32_t count = 0;
+	unsigned run = 0;
+	uint64_t stops;
+
+	if (p < end && (end[-1] & 0x80))
+		return false;
+	for (; end - p >= 8; p += 8) {
+		stops = varint_stops(load_le64(p));
+		if (!stops) {
+			if ((run += 8) >= 10)
+				return false;
+			continue;
+		}
+		if (run + (unsigned)__builtin_ctzll(stops) / 8 >= 10)
+			return false;
+		run = (unsigned)__builtin_clzll(stops) / 8;
+		count += count_stops(stops);
+	}
+	if (p < end) {
+		/*
+		 * The last K bytes: the word that ends at END, less the bytes
+		 * before P (a copy to a buffer would stall the load on store
+		 * forwarding).  The last byte is a stop, so STOPS is not 0.
+		 */
+		size_t k = (size_t)(end - p);
+
+		if (end - base < 8)
+			return false;
+		stops = varint_stops(load_le64(end - 8) >> (64 - 8 * k)) & (~0ULL >> (64 - 8 * k));
+		if (run + (unsigned)__builtin_ctzll(stops) / 8 >= 10)
+			return false;
+		count += count_stops(stops);
+	}
+	*n = count;
+	return true;
+}
+
+/*
+ * Check a packed run of varints [P, END) without storing it; *N its
+ * values.  A run count_varints does not take is checked again by
+ * scan_varints_bytes, for its error.
+ */
+static int scan_varints(struct rd *r, const uint8_t *p, const uint8_t *end, uint32_t *n)
+{
+	if (count_varints(r->base, p, end, n))
+		return 0;
+	return scan_varints_bytes(r, p, end, n);
 }
 
 /*
@@ -414,12 +511,111 @@ static int sample_label(struct rd *r, const uint8_t **p, const uint8_t *end, uns
 	return rc;
 }
 
+/* A length of at most 5 bytes at *P and its bytes up to *SUBEND, inside END; else false. */
+static inline bool fast_len(const uint8_t **p, const uint8_t *end, const uint8_t **subend)
+{
+	const uint8_t *q = *p;
+	uint64_t n;
+
+	if (!varint(&q, end, &n) || q - *p > 5 || n > (uint64_t)(end - q))
+		return false;
+	*p = q;
+	*subend = q + n;
+	return true;
+}
+
+/* A label of varint fields under one-byte keys into L, zeroed first; else false. */
+static inline bool label_fast(const uint8_t *p, const uint8_t *end, struct pbd_label *l)
+{
+	*l = (struct pbd_label){0};
+	while (p < end) {
+		uint8_t k = *p++;
+		uint64_t v;
+
+		if ((k & 7) != WT_VARINT || k < (1 << 3) || k > (4 << 3) || !varint(&p, end, &v))
+			return false;
+		switch (k >> 3) {
+		case 1: l->key = (int64_t)v; break;
+		case 2: l->str = (int64_t)v; break;
+		case 3: l->num = (int64_t)v; break;
+		default: l->num_unit = (int64_t)v; break;
+		}
+	}
+	return true;
+}
+
+/*
+ * A sample as pprof's writers lay it out (Go's, protobuf-c's, plateau's
+ * own): one-byte keys; the location ids in one packed run, or unpacked
+ * (Go writes one or two so); the values packed or unpacked (Go writes
+ * two so); labels of varints; all in room the arrays already have.  Read
+ * straight, without the field table: the table's cost per field was a
+ * good part of a push's decoding.  Anything else, and false, with S
+ * zeroed again: the table then reads the sample from its start as if
+ * this had not run, for it moved no count and grew no array (ids,
+ * values and labels past the counts are scratch).
+ */
+static bool sample_fast(struct rd *r, const uint8_t *p, const uint8_t *end, void *out)
+{
+	struct pbd_sample *s = out;
+	struct pbd_profile *pb = r->pb;
+	size_t nid = pb->n_location_ids, nv = pb->n_values, nl = pb->n_labels;
+	const uint8_t *q, *qend;
+
+	while (p < end) {
+		uint8_t k = *p++;
+
+		if (k == (1 << 3 | WT_VARINT)) {
+			if (s->loc_raw || nid >= pb->alloc[A_LOCATION_IDS] ||
+			    !varint(&p, end, &pb->location_ids[nid]))
+				goto other;
+			nid++;
+			continue;
+		}
+		if (k == (2 << 3 | WT_VARINT)) {
+			if (nv >= pb->alloc[A_VALUES] || !varint(&p, end, &pb->values[nv]))
+				goto other;
+			nv++;
+			continue;
+		}
+		if (k >> 3 < 1 || k >> 3 > 3 || (k & 7) != WT_LEN || !fast_len(&p, end, &qend))
+			goto other;
+		q = p;
+		p = qend;
+		if (k >> 3 == 1) {
+			if (s->loc_raw || nid != pb->n_location_ids ||
+			    !count_varints(r->base, q, qend, &s->n_location_id))
+				goto other;
+			s->loc_raw = q;
+			s->loc_raw_len = (uint32_t)(qend - q);
+		} else if (k >> 3 == 2) {
+			if ((size_t)(qend - q) > pb->alloc[A_VALUES] - nv)
+				goto other;
+			for (; q < qend; nv++) {
+				if (!varint(&q, qend, &pb->values[nv]))
+					goto other;
+			}
+		} else {
+			if (nl >= pb->alloc[A_LABELS] || !label_fast(q, qend, &pb->labels[nl]))
+				goto other;
+			nl++;
+		}
+	}
+	pb->n_location_ids = nid;
+	pb->n_values = nv;
+	pb->n_labels = nl;
+	return true;
+other:
+	memset(s, 0, sizeof(*s));
+	return false;
+}
+
 static const struct field sample_fields[] = {
 	CALL(sample_location_ids, "location_id"),
 	CALL(sample_values, "value"),
 	CALL(sample_label, "label"),
 };
-static const struct msg sample_msg = {"sample", sample_fields, 3};
+static const struct msg sample_msg = {"sample", sample_fields, 3, sample_fast};
 
 static const struct field mapping_fields[] = {
 	SCALAR(K_U64, struct pbd_mapping, id, "id"),

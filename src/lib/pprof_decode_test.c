@@ -357,6 +357,205 @@ static void test_errors(void **state)
 		     "2)");
 }
 
+/*
+ * The packed location ids of one sample: PRE one-byte ids, one varint of
+ * LEN bytes (11: too long), POST one-byte ids, and CUT continuation bytes
+ * at the end (a varint that runs past it).  PRE up to 16 puts the long
+ * varint across each of the scanner's 8-byte steps and its tail.
+ */
+struct ids_case {
+	unsigned pre, len, post, cut;
+};
+
+/* The message of C; *AT the offset of its long varint, *N its ids. */
+static void ids_message(const struct ids_case *c, struct w *top, size_t *at, uint32_t *n)
+{
+	uint8_t run[64];
+	size_t k = 0;
+	struct w s = {0};
+
+	for (unsigned i = 0; i < c->pre; i++)
+		run[k++] = (uint8_t)(1 + i % 100);
+	for (unsigned i = 1; i < c->len; i++)
+		run[k++] = (uint8_t)(0x80 | i);
+	run[k++] = 1;
+	for (unsigned i = 0; i < c->post; i++)
+		run[k++] = (uint8_t)(100 - i);
+	for (unsigned i = 0; i < c->cut; i++)
+		run[k++] = 0xff;
+	w_bytes(&s, 1, run, k);
+	top->n = 0;
+	w_str(top, "");
+	w_msg(top, 2, &s);
+	*at = top->n - k + c->pre;
+	*n = c->pre + 1 + c->post;
+}
+
+static void expect_ids(const struct ids_case *c)
+{
+	struct error err = ERROR_INIT;
+	struct pbd_profile d;
+	struct w top;
+	size_t at, bad;
+	uint32_t n;
+	char msg[256];
+	int rc;
+
+	ids_message(c, &top, &at, &n);
+	agree(top.b, top.n, NULL);
+	rc = pbd_decode(&d, "x.pb", top.b, top.n, (size_t)1 << 20, &err);
+	if (c->len <= 10 && !c->cut) {
+		assert_int_equal(rc, 0);
+		assert_non_null(d.sample[0].loc_raw);
+		assert_int_equal(d.sample[0].n_location_id, n);
+	} else {
+		/* The first bad varint: the long one, else the cut one at the end. */
+		bad = c->len > 10 ? at : at + c->len + c->post;
+		snprintf(msg, sizeof(msg),
+			 "x.pb: not a valid pprof profile: sample 0: location_id: %s (at byte %zu)",
+			 c->len > 10 || c->cut >= 10 ? "varint longer than 10 bytes"
+						     : "varint runs past the end",
+			 bad);
+		assert_int_equal(rc, ERR_FORMAT);
+		assert_string_equal(err.msg, msg);
+	}
+	pbd_release(&d);
+}
+
+/* Packed ids: the word-at-a-time scan counts and fails as a byte scan would. */
+static void test_packed_ids_scan(void **state)
+{
+	static const unsigned cuts[] = {0, 1, 7, 8, 9, 10, 12};
+
+	(void)state;
+	for (unsigned pre = 0; pre <= 16; pre++) {
+		for (unsigned len = 1; len <= 11; len++) {
+			for (unsigned post = 0; post <= 9; post++) {
+				for (size_t i = 0; i < ARRAY_SIZE(cuts); i++) {
+					struct ids_case c = {pre, len, post, cuts[i]};
+
+					expect_ids(&c);
+				}
+			}
+		}
+	}
+}
+
+/* Runs of 10-byte varints (the longest allowed) back to back, of any count. */
+static void test_packed_ids_longest(void **state)
+{
+	struct error err = ERROR_INIT;
+	struct pbd_profile d;
+	uint64_t ids[40];
+
+	(void)state;
+	for (size_t n = 1; n <= ARRAY_SIZE(ids); n++) {
+		struct w top = {0}, s = {0}, packed = {0};
+
+		for (size_t i = 0; i < n; i++)
+			w_varint(&packed, UINT64_MAX - i);
+		w_bytes(&s, 1, packed.b, packed.n);
+		w_str(&top, "");
+		w_msg(&top, 2, &s);
+		agree(top.b, top.n, NULL);
+		assert_int_equal(pbd_decode(&d, "x", top.b, top.n, (size_t)1 << 20, &err), 0);
+		assert_int_equal(d.sample[0].n_location_id, n);
+		pbd_sample_ids(&d, &d.sample[0], ids);
+		for (size_t i = 0; i < n; i++)
+			assert_true(ids[i] == UINT64_MAX - i);
+		pbd_release(&d);
+	}
+}
+
+/* Sample I of test_sample_shapes: its message into S, its ids into IDS (*N). */
+static void shaped_sample(size_t i, struct w *s, uint64_t *ids, size_t *n, size_t *values,
+			  size_t *labels)
+{
+	struct w packed = {0}, label = {0};
+	size_t k;
+
+	*n = 0;
+	s->n = 0;
+	if (i % 9 == 6) { /* Go's two values: unpacked, before the ids */
+		w_int(s, 2, i);
+		w_int(s, 2, (uint64_t)i << 30);
+	}
+	if (i % 9 == 7) { /* Go's one or two ids: unpacked */
+		for (k = 0; k < 1 + i % 2; k++)
+			w_int(s, 1, ids[(*n)++] = 1 + (i * 37 + k * 101) % 300);
+	} else {
+		if (i % 9 == 8) /* an unpacked id, then a packed run */
+			w_int(s, 1, ids[(*n)++] = 5);
+		for (k = 0; k < 1 + i % 5; k++)
+			w_varint(&packed, ids[(*n)++] = 1 + (i * 37 + k * 101) % 300);
+		w_bytes(s, 1, packed.b, packed.n);
+	}
+	if (i % 9 != 6) {
+		packed.n = 0;
+		w_varint(&packed, i);
+		w_varint(&packed, (uint64_t)i << 30);
+		w_bytes(s, 2, packed.b, packed.n);
+	}
+	*values += 2;
+	w_int(&label, 1, 1 + i % 3);
+	w_int(&label, 2, 2);
+	w_msg(s, 3, &label);
+	(*labels)++;
+	switch (i % 9) {
+	case 1: w_int(s, 9, 1); break;		     /* an unknown field */
+	case 2: w_int(s, 2, 5), (*values)++; break;  /* one more value, unpacked */
+	case 3: w_int(s, 1, ids[(*n)++] = 7); break; /* an unpacked id after the run */
+	case 4:
+		w_int(&label, 5, 1); /* a label with an unknown field */
+		w_msg(s, 3, &label);
+		(*labels)++;
+		break;
+	case 5: w_bytes(s, 1, "\x01", 1), ids[(*n)++] = 1; break; /* a second run of ids */
+	}
+}
+
+/*
+ * Samples of the shapes read without the field table (Go's among them)
+ * between samples that leave those shapes at their last field, after
+ * ids, values and labels were read: those are read again by the table,
+ * and nothing may count twice.  Enough samples that the arrays grow on
+ * the way, at every phase of the pattern.
+ */
+static void test_sample_shapes(void **state)
+{
+	struct error err = ERROR_INIT;
+	struct pbd_profile d;
+	struct w top = {0}, s; /* 150 samples: 3.8 KB of top's 4 */
+	size_t n_samples = 150, labels = 0, values = 0, n;
+	uint64_t want[8], ids[8];
+
+	(void)state;
+	w_str(&top, "");
+	for (size_t i = 0; i < n_samples; i++) {
+		shaped_sample(i, &s, want, &n, &values, &labels);
+		assert_true(top.n + s.n + 3 <= sizeof(top.b));
+		w_msg(&top, 2, &s);
+	}
+	agree(top.b, top.n, NULL);
+	assert_int_equal(pbd_decode(&d, "x", top.b, top.n, (size_t)1 << 20, &err), 0);
+	assert_int_equal(d.n_sample, n_samples);
+	assert_int_equal(d.n_values, values);
+	assert_int_equal(d.n_labels, labels);
+	for (size_t i = 0; i < n_samples; i++) {
+		const struct pbd_sample *sm = &d.sample[i];
+		size_t v = 0, l = 0;
+
+		shaped_sample(i, &s, want, &n, &v, &l);
+		assert_int_equal(sm->n_location_id, n);
+		assert_memory_equal(pbd_sample_ids(&d, sm, ids), want, n * sizeof(*want));
+		assert_int_equal(sm->n_value, v);
+		assert_true(pbd_values(&d, sm)[1] == (int64_t)i << 30);
+		assert_int_equal(sm->n_label, l);
+		assert_int_equal(pbd_labels(&d, sm)[0].key, 1 + i % 3);
+	}
+	pbd_release(&d);
+}
+
 static void test_budget(void **state)
 {
 	struct error err = ERROR_INIT;
@@ -422,6 +621,9 @@ int main(void)
 		cmocka_unit_test(test_unknown_fields),
 		cmocka_unit_test(test_last_wins_and_merge),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_packed_ids_scan),
+		cmocka_unit_test(test_packed_ids_longest),
+		cmocka_unit_test(test_sample_shapes),
 		cmocka_unit_test(test_budget),
 		cmocka_unit_test(test_prefixes_and_mutations_agree),
 	};

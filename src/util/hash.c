@@ -1,33 +1,17 @@
 /* SPDX-License-Identifier: MIT */
+#include <xxhash.h>
+
 #include "util/common.h"
 #include "util/hash.h"
 
-static inline uint64_t load64(const unsigned char *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, 8);
-	return v;
-}
-
-/* A multiply-mix hash over 8-byte words; not cryptographic. */
+/*
+ * xxHash's XXH3: keys are mostly short (names, a stack's packed ids),
+ * which it reads as overlapping words, where a byte-copied tail reloaded
+ * as a word stalls on store forwarding.
+ */
 uint64_t hash_bytes(const void *data, size_t len, uint64_t seed)
 {
-	const unsigned char *p = data;
-	uint64_t h = seed ^ (len * 0x9e3779b97f4a7c15ULL);
-
-	while (len >= 8) {
-		h = (h ^ hash_u64(load64(p))) * 0x9e3779b97f4a7c15ULL;
-		p += 8;
-		len -= 8;
-	}
-	if (len) {
-		uint64_t tail = 0;
-
-		memcpy(&tail, p, len);
-		h = (h ^ hash_u64(tail ^ ((uint64_t)len << 56))) * 0x9e3779b97f4a7c15ULL;
-	}
-	return hash_u64(h);
+	return XXH3_64bits_withSeed(data, len, seed);
 }
 
 void idhash_release(struct idhash *h)

@@ -14,6 +14,12 @@
  * compares keys itself, which keeps the index at 8 bytes per slot whatever
  * the key is.  The table doubles at 50% load.
  */
+
+/*
+ * A 64-bit hash of LEN bytes (xxHash's XXH3), not cryptographic.  Only
+ * for in-memory tables: no value is ever stored or compared across runs,
+ * so the function may change.
+ */
 uint64_t hash_bytes(const void *data, size_t len, uint64_t seed);
 
 static inline uint64_t hash_u64(uint64_t x)
