@@ -467,7 +467,11 @@ static int sample_stack(struct pprof_reader *r, size_t i, size_t *depth)
 				r->name, i);
 		r->frame_budget -= n;
 		ALLOC_GROW(r->stack, d + n, r->stack_alloc);
-		memcpy(r->stack + d, r->loc_frames + off, n * sizeof(*r->stack));
+		/* Mostly one frame (no inlining): a store, not a call to memcpy. */
+		if (n == 1)
+			r->stack[d] = r->loc_frames[off];
+		else
+			memcpy(r->stack + d, r->loc_frames + off, n * sizeof(*r->stack));
 		d += n;
 	}
 	*depth = d;
