@@ -425,6 +425,8 @@ static int read_locations(struct pprof_reader *r)
 	if (rc)
 		return rc;
 	r->loc_off = xmalloc(st_mult(pb->n_location + 1, sizeof(*r->loc_off)));
+	/* A location has its lines' frames or one: room for all at once. */
+	ALLOC_GROW(r->loc_frames, st_add(pb->n_lines, pb->n_location), alloc);
 	for (size_t i = 0; i < pb->n_location; i++) {
 		r->loc_off[i] = (uint32_t)nr;
 		if ((rc = read_location(r, &pb->location[i], &nr, &alloc)))
