@@ -425,6 +425,8 @@ static int read_locations(struct pprof_reader *r)
 	if (rc)
 		return rc;
 	r->loc_off = xmalloc(st_mult(pb->n_location + 1, sizeof(*r->loc_off)));
+	/* A location has its lines' frames or one: room for all at once. */
+	ALLOC_GROW(r->loc_frames, st_add(pb->n_lines, pb->n_location), alloc);
 	for (size_t i = 0; i < pb->n_location; i++) {
 		r->loc_off[i] = (uint32_t)nr;
 		if ((rc = read_location(r, &pb->location[i], &nr, &alloc)))
@@ -467,7 +469,11 @@ static int sample_stack(struct pprof_reader *r, size_t i, size_t *depth)
 				r->name, i);
 		r->frame_budget -= n;
 		ALLOC_GROW(r->stack, d + n, r->stack_alloc);
-		memcpy(r->stack + d, r->loc_frames + off, n * sizeof(*r->stack));
+		/* Mostly one frame (no inlining): a store, not a call to memcpy. */
+		if (n == 1)
+			r->stack[d] = r->loc_frames[off];
+		else
+			memcpy(r->stack + d, r->loc_frames + off, n * sizeof(*r->stack));
 		d += n;
 	}
 	*depth = d;

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+#include <pthread.h>
+
 #include "lib/pprof_decode.h"
 
 /*
@@ -26,7 +28,11 @@ enum {
 	A_LABELS,
 	A_LINES,
 	A_STRINGS,
+	A_STRING_TABLE,
+	A_COUNT
 };
+_Static_assert(A_COUNT == sizeof(((struct pbd_profile *)0)->alloc) / sizeof(size_t),
+	       "pbd_profile's alloc[] and room[] have a slot per array");
 
 struct rd {
 	struct pbd_profile *pb;
@@ -51,10 +57,20 @@ static int fail(struct rd *r, const uint8_t *at, const char *why)
 			 r->field, why, (size_t)(at - r->base));
 }
 
+/* ARR, with *ROOM bytes, grown to at least BYTES (its contents kept). */
+static void *room_for(void *arr, size_t *room, size_t bytes)
+{
+	if (bytes <= *room)
+		return arr;
+	*room = bytes;
+	return xrealloc(arr, bytes);
+}
+
 /*
  * ARR (elements of SIZE bytes) with room for NEED of them, within the byte
  * budget: the array, moved or not; over the budget *RC is set and ARR
- * returned as it was.
+ * returned as it was.  The budget is charged for the doubling growth
+ * from 16; the memory may be there already (pbd_release's reuse).
  */
 static void *grow(struct rd *r, void *arr, int which, size_t need, size_t size, int *rc)
 {
@@ -75,7 +91,7 @@ static void *grow(struct rd *r, void *arr, int which, size_t need, size_t size, 
 	}
 	pb->used += (n - *alloc) * size;
 	*alloc = n;
-	return xrealloc(arr, st_mult(n, size));
+	return room_for(arr, &pb->room[which], st_mult(n, size));
 }
 
 /* Grow array lvalue ARR to NEED elements; the error code into RC, and its value. */
@@ -805,6 +821,60 @@ static const struct field profile_fields[] = {
 };
 static const struct msg profile_msg = {NULL, profile_fields, 15};
 
+/* The arrays a thread kept from the last profile it released, by A_*. */
+struct keep {
+	void *arr[A_COUNT];
+	size_t room[A_COUNT];
+};
+
+static _Thread_local struct keep kept;
+static pthread_key_t keep_key;
+static pthread_once_t keep_once = PTHREAD_ONCE_INIT;
+static bool keep_ok;
+
+static void keep_free(struct keep *k)
+{
+	for (int i = 0; i < A_COUNT; i++)
+		free(k->arr[i]);
+	memset(k, 0, sizeof(*k));
+}
+
+/* At thread exit: the key's value is only a flag that something is kept. */
+static void keep_exit(void *unused)
+{
+	(void)unused;
+	keep_free(&kept);
+}
+
+static void keep_init(void)
+{
+	keep_ok = pthread_key_create(&keep_key, keep_exit) == 0;
+}
+
+/* The thread's kept arrays into PB (zeroed) and *STR_OFF; it keeps none then. */
+static void take_kept(struct pbd_profile *pb, size_t **str_off)
+{
+	void **a = kept.arr;
+
+#define TAKE(field, which) (pb->field = a[which], pb->room[which] = kept.room[which])
+	TAKE(sample_type, A_SAMPLE_TYPE);
+	TAKE(sample, A_SAMPLE);
+	TAKE(mapping, A_MAPPING);
+	TAKE(location, A_LOCATION);
+	TAKE(function, A_FUNCTION);
+	TAKE(comment, A_COMMENT);
+	TAKE(location_ids, A_LOCATION_IDS);
+	TAKE(values, A_VALUES);
+	TAKE(labels, A_LABELS);
+	TAKE(lines, A_LINES);
+	TAKE(strings, A_STRINGS);
+	TAKE(string_table, A_STRING_TABLE);
+#undef TAKE
+	*str_off = a[A_STRING_OFF];
+	pb->room[A_STRING_OFF] = kept.room[A_STRING_OFF];
+	memset(&kept, 0, sizeof(kept));
+}
+
 int pbd_decode(struct pbd_profile *pb, const char *name, const void *data, size_t len, size_t cap,
 	       struct error *err)
 {
@@ -812,30 +882,51 @@ int pbd_decode(struct pbd_profile *pb, const char *name, const void *data, size_
 	int rc;
 
 	memset(pb, 0, sizeof(*pb));
+	take_kept(pb, &r.str_off);
 	pb->cap = cap;
 	rc = read_message(&r, data, (const uint8_t *)data + len, &profile_msg, pb);
 	if (rc == 0 && pb->n_string_table) {
-		pb->string_table = xmalloc(st_mult(pb->n_string_table, sizeof(*pb->string_table)));
+		pb->string_table = room_for(pb->string_table, &pb->room[A_STRING_TABLE],
+					    st_mult(pb->n_string_table, sizeof(*pb->string_table)));
 		for (size_t i = 0; i < pb->n_string_table; i++)
 			pb->string_table[i] = pb->strings + r.str_off[i];
 	}
-	free(r.str_off);
+	/* The offsets go with the arrays, to the next decode or to pbd_release. */
+	pb->str_off = r.str_off;
 	return rc;
 }
 
 void pbd_release(struct pbd_profile *pb)
 {
-	free(pb->sample_type);
-	free(pb->sample);
-	free(pb->mapping);
-	free(pb->location);
-	free(pb->function);
-	free(pb->string_table);
-	free(pb->comment);
-	free(pb->location_ids);
-	free(pb->values);
-	free(pb->labels);
-	free(pb->lines);
-	free(pb->strings);
+	struct keep k = {0};
+	size_t bytes = 0;
+	bool busy = false;
+
+#define GIVE(field, which) (k.arr[which] = pb->field, k.room[which] = pb->room[which])
+	GIVE(sample_type, A_SAMPLE_TYPE);
+	GIVE(sample, A_SAMPLE);
+	GIVE(mapping, A_MAPPING);
+	GIVE(location, A_LOCATION);
+	GIVE(function, A_FUNCTION);
+	GIVE(comment, A_COMMENT);
+	GIVE(location_ids, A_LOCATION_IDS);
+	GIVE(values, A_VALUES);
+	GIVE(labels, A_LABELS);
+	GIVE(lines, A_LINES);
+	GIVE(strings, A_STRINGS);
+	GIVE(string_table, A_STRING_TABLE);
+	GIVE(str_off, A_STRING_OFF);
+#undef GIVE
 	memset(pb, 0, sizeof(*pb));
+	for (int i = 0; i < A_COUNT; i++) {
+		bytes += k.room[i];
+		busy |= kept.arr[i] != NULL;
+	}
+	pthread_once(&keep_once, keep_init);
+	/* Kept already (two profiles alive at once), or too big to keep: freed. */
+	if (!keep_ok || busy || bytes > PBD_KEEP_MAX || pthread_setspecific(keep_key, &kept) != 0) {
+		keep_free(&k);
+		return;
+	}
+	kept = k;
 }

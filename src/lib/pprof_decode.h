@@ -85,8 +85,14 @@ struct pbd_profile {
 	uint64_t *values; /* int64 values: read through pbd_values() */
 	struct pbd_label *labels;
 	struct pbd_line *lines;
-	char *strings; /* the string table's bytes, each string NUL-terminated */
-	size_t alloc[12];
+	char *strings;	 /* the string table's bytes, each string NUL-terminated */
+	size_t *str_off; /* private: where each string starts in strings */
+	/*
+	 * alloc: the elements each array is charged for against cap (its
+	 * growth, doubling from 16, as if it started empty); room: the bytes
+	 * it really has, maybe more when reused from an earlier profile.
+	 */
+	size_t alloc[13], room[13];
 	size_t n_location_ids, n_values, n_labels, n_lines, n_strings;
 	size_t used, cap; /* bytes the arrays hold, and their limit */
 };
@@ -142,7 +148,15 @@ static inline const struct pbd_line *pbd_lines(const struct pbd_profile *pb,
  * pprof profile: sample 3: location_id: varint runs past the end (at
  * byte 120)"); ERR_LIMIT over CAP.  PB is released either way by
  * pbd_release.
+ *
+ * pbd_release hands the arrays (PBD_KEEP_MAX bytes in all at most) to
+ * the calling thread, whose next pbd_decode starts with them: a server
+ * worker decodes push after push of much the same shape, and growing
+ * fresh arrays cost a realloc and a copy per doubling of each.  What the
+ * cap allows does not change: arrays are charged for their growth as if
+ * they started empty.  A thread frees what it keeps when it exits.
  */
+#define PBD_KEEP_MAX ((size_t)4 << 20)
 int pbd_decode(struct pbd_profile *pb, const char *name, const void *data, size_t len, size_t cap,
 	       struct error *err);
 void pbd_release(struct pbd_profile *pb);

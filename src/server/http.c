@@ -82,6 +82,7 @@ struct server {
 
 struct request {
 	struct strbuf body;
+	size_t expect; /* Content-Length, at most max_body; 0 when not given */
 	bool too_big, counted, replied;
 	int64_t start_ns;
 	enum route route;
@@ -896,6 +897,8 @@ static enum MHD_Result on_headers(struct server *s, struct MHD_Connection *c, st
 		return reply_error(s, c, rq, MHD_HTTP_CONTENT_TOO_LARGE,
 				   "request body over max-body");
 	}
+	if (cl)
+		rq->expect = (size_t)strtoull(cl, NULL, 10);
 	return MHD_YES;
 }
 
@@ -942,6 +945,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return MHD_YES;
 	}
 	if (*upload_size) {
+		/* One allocation for the body, not a doubling per few chunks. */
+		if (!rq->body.alloc && rq->expect > *upload_size)
+			strbuf_grow(&rq->body, rq->expect);
 		if (rq->body.len + *upload_size > s->cfg.max_body)
 			rq->too_big = true;
 		else
