@@ -747,24 +747,31 @@ static uint32_t map_set(struct apply *a, uint32_t id)
 	return a->sets[id];
 }
 
-/* Create the nodes needed (all, or those on a sample's path), parents first. */
+/*
+ * Create the nodes needed (all, or those on a sample's path), parents
+ * first.  Each is guessed to follow the one made before it in dst, as it
+ * does when dst holds blobs of the same stacks (a series' pushes, a
+ * query's rollups), and when dst is empty the guess is never tried.
+ */
 static void map_nodes(struct apply *a, bool all)
 {
 	const struct view *v = a->v;
+	uint32_t last = 0;
 
-	memset(a->need, all, v->nr_nodes);
-	/* A parent comes before its node: one sweep back marks every node on a sample's path. */
-	for (uint32_t s = 0; s < v->nr_samples && !all; s++)
-		a->need[v->s_node[s]] = 1;
-	for (uint32_t n = v->nr_nodes - 1; n && !all; n--) {
-		if (a->need[n])
-			a->need[v->parent[n]] = 1;
+	if (!all) {
+		memset(a->need, 0, v->nr_nodes);
+		for (uint32_t s = 0; s < v->nr_samples; s++)
+			a->need[v->s_node[s]] = 1;
+		/* A parent comes before its node: one sweep back marks every node on a sample's path. */
+		for (uint32_t n = v->nr_nodes - 1; n; n--)
+			a->need[v->parent[n]] |= a->need[n];
 	}
 	a->nodes[0] = 0;
 	for (uint32_t n = 1; n < v->nr_nodes; n++) {
-		if (a->need[n])
-			a->nodes[n] = profile_child(a->dst, a->nodes[v->parent[n]],
-						    map_frame(a, v->frame[n]));
+		if (all || a->need[n])
+			a->nodes[n] = last =
+				profile_child_near(a->dst, a->nodes[v->parent[n]],
+						   map_frame(a, v->frame[n]), last + 1);
 	}
 }
 
@@ -845,14 +852,15 @@ static int add_samples(struct apply *a, struct error *err)
 		for (uint32_t d = v->types[t].decimals; d < dst->types[t].decimals; d++)
 			mul[t] *= 10;
 	}
-	for (uint32_t s = 0; s < v->nr_samples; s++) {
+	/* Guessed as nodes are (map_nodes), one past the sample added last. */
+	for (uint32_t s = 0, id = 0; s < v->nr_samples; s++, id++) {
 		const int64_t *val = &v->values[(size_t)s * v->nr_types];
 		bool over = false;
 
 		for (uint32_t t = 0; t < v->nr_types; t++)
 			over |= __builtin_mul_overflow(val[t], mul[t], &vals[t]);
-		if (over ||
-		    profile_add_sample(dst, a->nodes[v->s_node[s]], map_set(a, v->s_set[s]), vals))
+		if (over || profile_add_sample_near(dst, a->nodes[v->s_node[s]],
+						    map_set(a, v->s_set[s]), vals, &id))
 			return error_set(err, ERR_LIMIT, "blob: merged values overflow 64 bits");
 	}
 	return 0;
