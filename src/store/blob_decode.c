@@ -748,6 +748,34 @@ static uint32_t map_set(struct apply *a, uint32_t id)
 }
 
 /*
+ * Mark in need the nodes on a sample's path; true when that is all of
+ * them, as it is when every leaf holds a sample (a blob of one push; not
+ * one type of several, nor blob_decode's empty nodes).  Whether it is
+ * takes two passes without a chain from one node to the next: the sweep
+ * that marks the paths has one, each node's mark waiting for its child's.
+ */
+static bool mark_needed(const struct view *v, uint8_t *need)
+{
+	uint32_t n;
+
+	memset(need, 0, v->nr_nodes);
+	for (uint32_t s = 0; s < v->nr_samples; s++)
+		need[v->s_node[s]] = 1;
+	for (n = 1; n < v->nr_nodes; n++)
+		need[v->parent[n]] |= 2;
+	for (n = 1; n < v->nr_nodes && need[n]; n++)
+		;
+	if (n == v->nr_nodes)
+		return true;
+	for (n = 0; n < v->nr_nodes; n++)
+		need[n] &= 1;
+	/* A parent comes before its node: one sweep back marks every node on a sample's path. */
+	for (n = v->nr_nodes - 1; n; n--)
+		need[v->parent[n]] |= need[n];
+	return false;
+}
+
+/*
  * Create the nodes needed (all, or those on a sample's path), parents
  * first.  Each is guessed to follow the one made before it in dst, as it
  * does when dst holds blobs of the same stacks (a series' pushes, a
@@ -758,14 +786,8 @@ static void map_nodes(struct apply *a, bool all)
 	const struct view *v = a->v;
 	uint32_t last = 0;
 
-	if (!all) {
-		memset(a->need, 0, v->nr_nodes);
-		for (uint32_t s = 0; s < v->nr_samples; s++)
-			a->need[v->s_node[s]] = 1;
-		/* A parent comes before its node: one sweep back marks every node on a sample's path. */
-		for (uint32_t n = v->nr_nodes - 1; n; n--)
-			a->need[v->parent[n]] |= a->need[n];
-	}
+	if (!all)
+		all = mark_needed(v, a->need);
 	a->nodes[0] = 0;
 	for (uint32_t n = 1; n < v->nr_nodes; n++) {
 		if (all || a->need[n])
