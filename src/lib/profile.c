@@ -527,9 +527,9 @@ void profile_reserve(struct profile *p, const struct profile_counts *n)
 		sample_rehash(p, samples);
 }
 
-int profile_add_sample(struct profile *p, uint32_t node, uint32_t labels, const int64_t *values)
+/* Add values to sample id (as profile_add_sample). */
+static int sample_add(struct profile *p, uint32_t id, const int64_t *values)
 {
-	uint32_t id = sample_get(p, node, labels);
 	int64_t *v = profile_sample_values(p, id), sum[16];
 
 	if (p->nr_types > ARRAY_SIZE(sum))
@@ -554,6 +554,22 @@ int profile_add_sample(struct profile *p, uint32_t node, uint32_t labels, const 
 		p->order[p->nr_order++] = id;
 	}
 	return 0;
+}
+
+int profile_add_sample(struct profile *p, uint32_t node, uint32_t labels, const int64_t *values)
+{
+	return sample_add(p, sample_get(p, node, labels), values);
+}
+
+int profile_add_sample_near(struct profile *p, uint32_t node, uint32_t labels,
+			    const int64_t *values, uint32_t *sample)
+{
+	uint32_t id = *sample;
+
+	if (id >= p->nr_samples || p->samples[id].node != node || p->samples[id].labels != labels)
+		id = sample_get(p, node, labels);
+	*sample = id;
+	return sample_add(p, id, values);
 }
 
 static int64_t pow10i(uint32_t d)

@@ -171,6 +171,21 @@ void profile_reserve(struct profile *p, const struct profile_counts *n);
 
 /* The child of parent for frame, created when missing. */
 uint32_t profile_child(struct profile *p, uint32_t parent, uint32_t frame);
+/*
+ * As profile_child, with a guess at the child's id: a right guess saves
+ * the lookup.  A reader that adds the nodes of profiles with the same
+ * stacks in the same order guesses one past the node it got last.
+ */
+static inline uint32_t profile_child_near(struct profile *p, uint32_t parent, uint32_t frame,
+					  uint32_t guess)
+{
+	/* (parent, frame) is unique among the nodes: a match is the child.  Never the root. */
+	if (guess && guess < p->nr_nodes && p->nodes[guess].parent == parent &&
+	    p->nodes[guess].frame == frame)
+		return guess;
+	return profile_child(p, parent, frame);
+}
+
 /* The child of parent for frame, or 0 when there is none. */
 uint32_t profile_find_child(const struct profile *p, uint32_t parent, uint32_t frame);
 /* The node for a stack of frame ids, root first. */
@@ -196,6 +211,15 @@ static inline const struct label *profile_labels(const struct profile *p, uint32
  * or ERR_LIMIT when a sum would overflow int64 (nothing is added then).
  */
 int profile_add_sample(struct profile *p, uint32_t node, uint32_t labels, const int64_t *values);
+
+/*
+ * As profile_add_sample, with a guess at the sample's id in *sample, which
+ * is then set to the id: a right guess saves the lookup.  A reader that
+ * adds the samples of profiles with the same stacks in the same order
+ * guesses one past the id it got last.
+ */
+int profile_add_sample_near(struct profile *p, uint32_t node, uint32_t labels,
+			    const int64_t *values, uint32_t *sample);
 
 /* The id of the sample (node, labels), or IDHASH_NONE. */
 uint32_t profile_find_sample(const struct profile *p, uint32_t node, uint32_t labels);

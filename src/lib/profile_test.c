@@ -569,6 +569,58 @@ static void test_profile_equal(void **state)
 	profile_free(r);
 }
 
+/* A guess is taken only when it is the very child or sample; any other is looked up. */
+static void test_near_guesses(void **state)
+{
+	struct profile *p = profile_new();
+	uint32_t a, b, ab, ba, fa, fb, id;
+	int64_t one = 1, two = 2, big = INT64_MAX;
+	(void)state;
+
+	profile_add_type(p, "samples", "count");
+	p->keep_order = true;
+	fa = profile_frame_named(p, "a", 1);
+	fb = profile_frame_named(p, "b", 1);
+	a = profile_child(p, 0, fa);
+	b = profile_child(p, 0, fb);
+	ab = profile_child(p, a, fb);
+	/* Right; the root; past the end; the same frame under another parent; another frame. */
+	assert_int_equal(profile_child_near(p, a, fb, ab), ab);
+	assert_int_equal(profile_child_near(p, 0, fa, 0), a);
+	assert_int_equal(profile_child_near(p, 0, fa, p->nr_nodes), a);
+	ba = profile_child_near(p, b, fb, ab);
+	assert_int_equal(ba, p->nr_nodes - 1);
+	assert_int_equal(p->nodes[ba].parent, b);
+	id = profile_child_near(p, b, fa, ba);
+	assert_int_equal(id, p->nr_nodes - 1);
+	assert_int_not_equal(id, ba);
+	assert_int_equal(profile_child_near(p, b, fb, ba), ba);
+	assert_int_equal(p->nr_nodes, 6);
+
+	id = 7;
+	assert_int_equal(profile_add_sample_near(p, ab, 0, &one, &id), 0);
+	assert_int_equal(id, 0);
+	id = 0;
+	assert_int_equal(profile_add_sample_near(p, ba, 0, &one, &id), 0);
+	assert_int_equal(id, 1);
+	assert_int_equal(profile_add_sample_near(p, ba, 0, &two, &id), 0);
+	assert_int_equal(id, 1);
+	id = 1;
+	assert_int_equal(profile_add_sample_near(p, ab, 0, &two, &id), 0);
+	assert_int_equal(id, 0);
+	assert_int_equal(p->nr_samples, 2);
+	assert_int_equal(profile_sample_values(p, 0)[0], 3);
+	assert_int_equal(profile_sample_values(p, 1)[0], 3);
+	assert_int_equal(profile_find_sample(p, ba, 0), 1);
+	/* The input order is kept as with profile_add_sample; an overflow adds nothing. */
+	assert_int_equal(p->nr_order, 4);
+	assert_int_equal(p->order[3], 0);
+	assert_int_equal(profile_add_sample_near(p, ab, 0, &big, &id), ERR_LIMIT);
+	assert_int_equal(profile_sample_values(p, 0)[0], 3);
+	assert_int_equal(p->nr_order, 4);
+	profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -586,6 +638,7 @@ int main(void)
 		cmocka_unit_test(test_truncate_small),
 		cmocka_unit_test(test_truncate_keeps_totals_and_heaviest),
 		cmocka_unit_test(test_profile_equal),
+		cmocka_unit_test(test_near_guesses),
 	};
 
 	return cmocka_run_group_tests_name("profile", tests, NULL, NULL);

@@ -91,12 +91,14 @@ static int out_of_range(struct reader *r, const char *what, uint32_t i, const ch
 }
 
 /*
- * Numbers.  One takes at most VARINT_MAX bytes, so a column of n numbers
- * with VARINT_MAX * n bytes left cannot run past the end: such a column
- * (nearly all of them, but the last few near the end of a body) is read
- * without looking at the end, one check for the column instead of one a
- * byte.  Each column loop keeps its position in a local, which stores to
- * the output cannot alias (the build has no strict aliasing).
+ * Numbers.  One takes at most VARINT_MAX bytes, so k numbers with
+ * VARINT_MAX * k bytes left cannot run past the end: a column is read in
+ * runs of as many as the bytes left allow for certain (fast_run), each
+ * without looking at the end, one check for the run instead of one a
+ * byte.  Numbers take a byte or two, so the runs shrink slowly and only
+ * the last few numbers of a body are read with the checks.  Each column
+ * loop keeps its position in a local, which stores to the output cannot
+ * alias (the build has no strict aliasing).
  */
 /*
  * A number of more than one byte at p, VARINT_MAX bytes readable; NULL
@@ -151,7 +153,7 @@ static const uint8_t *get_long_checked(const uint8_t *p, const uint8_t *end, uin
 }
 
 /*
- * One number at *pp into *out, advancing *pp; fast when a whole column
+ * One number at *pp into *out, advancing *pp; fast when a run of numbers
  * fits (see above).  Most numbers take one byte: that case inline.  On
  * false, r->fault says why.
  */
@@ -175,10 +177,12 @@ static ALWAYS_INLINE bool next(struct reader *r, const uint8_t **pp, const uint8
 	return true;
 }
 
-/* Whether n numbers fit in what is left for certain. */
-static inline bool column_fits(const struct reader *r, uint32_t n)
+/* How many of the next n numbers fit in what is left for certain. */
+static inline uint32_t fast_run(const struct reader *r, uint32_t n)
 {
-	return (size_t)(r->end - r->p) / VARINT_MAX >= n;
+	size_t k = (size_t)(r->end - r->p) / VARINT_MAX;
+
+	return k < n ? (uint32_t)k : n;
 }
 
 static bool get_u64(struct reader *r, uint64_t *out)
@@ -211,9 +215,11 @@ static int get_s64(struct reader *r, int64_t *out, const char *what, const char 
 }
 
 /*
- * Column loops (*_column) are written once and inlined into their callers
- * with fast a constant, true or false: each column gets two copies, one
- * without the end checks.
+ * Column loops (*_column) read numbers first .. first + n - 1 of a column.
+ * They are written once and inlined into their callers with fast a
+ * constant, true or false: each column gets two copies, one without the
+ * end checks, which the caller runs on the runs fast_run allows and the
+ * other on what is left (less than VARINT_MAX bytes).
  */
 
 /* A column of ids out[first .. first + n), each below bound. */
@@ -239,17 +245,23 @@ static ALWAYS_INLINE int ids_column(struct reader *r, bool fast, uint32_t first,
 static int get_ids(struct reader *r, uint32_t first, uint32_t n, uint64_t bound, uint32_t *out,
 		   const char *what, const char *field)
 {
-	if (column_fits(r, n))
-		return ids_column(r, true, first, n, bound, out, what, field);
-	return ids_column(r, false, first, n, bound, out, what, field);
+	int rc = 0;
+
+	for (uint32_t k; n && !rc; first += k, n -= k) {
+		k = fast_run(r, n);
+		rc = k ? ids_column(r, true, first, k, bound, out, what, field)
+		       : ids_column(r, false, first, k = n, bound, out, what, field);
+	}
+	return rc;
 }
 
 /* A column written by put_ref: differences from one past the largest id so far. */
 static ALWAYS_INLINE int refs_column(struct reader *r, bool fast, uint32_t first, uint32_t n,
-				     uint32_t bound, uint32_t next_id, uint32_t *out,
+				     uint32_t bound, uint32_t *next_ref, uint32_t *out,
 				     const char *what, const char *field)
 {
 	const uint8_t *p = r->p, *end = r->end;
+	uint32_t next_id = *next_ref;
 
 	for (uint32_t i = first; i < first + n; i++) {
 		uint64_t v;
@@ -267,15 +279,21 @@ static ALWAYS_INLINE int refs_column(struct reader *r, bool fast, uint32_t first
 			next_id = out[i] + 1;
 	}
 	r->p = p;
+	*next_ref = next_id;
 	return 0;
 }
 
 static int get_refs(struct reader *r, uint32_t first, uint32_t n, uint32_t bound, uint32_t next_id,
 		    uint32_t *out, const char *what, const char *field)
 {
-	if (column_fits(r, n))
-		return refs_column(r, true, first, n, bound, next_id, out, what, field);
-	return refs_column(r, false, first, n, bound, next_id, out, what, field);
+	int rc = 0;
+
+	for (uint32_t k; n && !rc; first += k, n -= k) {
+		k = fast_run(r, n);
+		rc = k ? refs_column(r, true, first, k, bound, &next_id, out, what, field)
+		       : refs_column(r, false, first, k = n, bound, &next_id, out, what, field);
+	}
+	return rc;
 }
 
 /*
@@ -355,12 +373,14 @@ static int get_strings(struct reader *r)
 	return 0;
 }
 
-static ALWAYS_INLINE int addrs_column(struct reader *r, bool fast, uint32_t n, uint64_t *out)
+/* Each address the difference from the one before, mod 2^64; out[first - 1] when first > 0. */
+static ALWAYS_INLINE int addrs_column(struct reader *r, bool fast, uint32_t first, uint32_t n,
+				      uint64_t *out)
 {
 	const uint8_t *p = r->p, *end = r->end;
-	uint64_t addr = 0, v;
+	uint64_t addr = first ? out[first - 1] : 0, v;
 
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = first; i < first + n; i++) {
 		if (!next(r, &p, end, fast, &v))
 			return bad_number(r, "frame", i, "addr");
 		addr += (uint64_t)unzigzag(v);
@@ -372,9 +392,14 @@ static ALWAYS_INLINE int addrs_column(struct reader *r, bool fast, uint32_t n, u
 
 static int get_addrs(struct reader *r, uint32_t n, uint64_t *out)
 {
-	if (column_fits(r, n))
-		return addrs_column(r, true, n, out);
-	return addrs_column(r, false, n, out);
+	int rc = 0;
+
+	for (uint32_t first = 0, k; n && !rc; first += k, n -= k) {
+		k = fast_run(r, n);
+		rc = k ? addrs_column(r, true, first, k, out)
+		       : addrs_column(r, false, first, k = n, out);
+	}
+	return rc;
 }
 
 static int get_frames(struct reader *r)
@@ -406,11 +431,12 @@ static int get_frames(struct reader *r)
 }
 
 /* A parent delta d puts node i under node i - 1 - d: never after it. */
-static ALWAYS_INLINE int parents_column(struct reader *r, bool fast, uint32_t n, uint32_t *parent)
+static ALWAYS_INLINE int parents_column(struct reader *r, bool fast, uint32_t first, uint32_t n,
+					uint32_t *parent)
 {
 	const uint8_t *p = r->p, *end = r->end;
 
-	for (uint32_t i = 1; i <= n; i++) {
+	for (uint32_t i = first; i < first + n; i++) {
 		uint64_t d;
 
 		if (!next(r, &p, end, fast, &d))
@@ -437,9 +463,13 @@ static int get_nodes(struct reader *r)
 	if (!ALLOC(r, v->parent, v->nr_nodes) || !ALLOC(r, v->frame, v->nr_nodes))
 		return ERR_LIMIT;
 	v->parent[0] = v->frame[0] = 0;
-	if ((rc = column_fits(r, n) ? parents_column(r, true, n, v->parent)
-				    : parents_column(r, false, n, v->parent)))
-		return rc;
+	for (uint32_t first = 1, left = n, k; left; first += k, left -= k) {
+		k = fast_run(r, left);
+		rc = k ? parents_column(r, true, first, k, v->parent)
+		       : parents_column(r, false, first, k = left, v->parent);
+		if (rc)
+			return rc;
+	}
 	return get_refs(r, 1, n, v->nr_frames, 0, v->frame, "node", "frame");
 }
 
@@ -535,13 +565,15 @@ static int get_profile_labels(struct reader *r)
 	return rc;
 }
 
-static ALWAYS_INLINE int sample_nodes_column(struct reader *r, bool fast, struct view *v)
+/* Each node the one before plus a delta; out[first - 1] when first > 0. */
+static ALWAYS_INLINE int sample_nodes_column(struct reader *r, bool fast, uint32_t first,
+					     uint32_t n, struct view *v)
 {
 	const uint8_t *p = r->p, *end = r->end;
-	uint32_t *out = v->s_node, n = v->nr_samples, nr_nodes = v->nr_nodes;
-	uint64_t node = 0, d;
+	uint32_t *out = v->s_node, nr_nodes = v->nr_nodes;
+	uint64_t node = first ? out[first - 1] : 0, d;
 
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = first; i < first + n; i++) {
 		if (!next(r, &p, end, fast, &d))
 			return bad_number(r, "sample", i, "node");
 		if (d >= nr_nodes - node)
@@ -558,11 +590,15 @@ static ALWAYS_INLINE int sample_nodes_column(struct reader *r, bool fast, struct
 static int get_sample_keys(struct reader *r)
 {
 	struct view *v = r->v;
-	int rc = column_fits(r, v->nr_samples) ? sample_nodes_column(r, true, v)
-					       : sample_nodes_column(r, false, v);
+	int rc = 0;
 
-	if (rc)
-		return rc;
+	for (uint32_t first = 0, left = v->nr_samples, k; left; first += k, left -= k) {
+		k = fast_run(r, left);
+		rc = k ? sample_nodes_column(r, true, first, k, v)
+		       : sample_nodes_column(r, false, first, k = left, v);
+		if (rc)
+			return rc;
+	}
 	if ((rc = get_ids(r, 0, v->nr_samples, v->nr_sets, v->s_set, "sample", "labels")))
 		return rc;
 	for (uint32_t i = 1; i < v->nr_samples; i++) {
@@ -586,15 +622,16 @@ static bool unscale(int64_t q, uint64_t g, int64_t *out)
 	return true;
 }
 
-static ALWAYS_INLINE int values_column(struct reader *r, bool fast, uint32_t t, uint64_t g)
+static ALWAYS_INLINE int values_column(struct reader *r, bool fast, uint32_t first, uint32_t n,
+				       uint32_t t, uint64_t g)
 {
 	const uint8_t *p = r->p, *end = r->end;
 	const struct view *v = r->v;
-	uint32_t n = v->nr_samples, stride = v->nr_types;
+	uint32_t stride = v->nr_types;
 	int64_t *out = v->values + t;
 	uint64_t q;
 
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = first; i < first + n; i++) {
 		if (!next(r, &p, end, fast, &q))
 			return bad_number(r, "sample", i, "value");
 		if (!unscale(unzigzag(q), g, &out[(size_t)i * stride]))
@@ -609,6 +646,7 @@ static int get_values(struct reader *r, uint32_t t)
 {
 	struct view *v = r->v;
 	uint64_t g;
+	int rc;
 
 	if (!get_u64(r, &g))
 		return bad_number(r, "sample type", t, "divisor");
@@ -617,9 +655,14 @@ static int get_values(struct reader *r, uint32_t t)
 			v->values[(size_t)i * v->nr_types + t] = 0;
 		return 0;
 	}
-	if (column_fits(r, v->nr_samples))
-		return values_column(r, true, t, g);
-	return values_column(r, false, t, g);
+	for (uint32_t first = 0, left = v->nr_samples, k; left; first += k, left -= k) {
+		k = fast_run(r, left);
+		rc = k ? values_column(r, true, first, k, t, g)
+		       : values_column(r, false, first, k = left, t, g);
+		if (rc)
+			return rc;
+	}
+	return 0;
 }
 
 static int get_samples(struct reader *r)
@@ -704,24 +747,53 @@ static uint32_t map_set(struct apply *a, uint32_t id)
 	return a->sets[id];
 }
 
-/* Create the nodes needed (all, or those on a sample's path), parents first. */
+/*
+ * Mark in need the nodes on a sample's path; true when that is all of
+ * them, as it is when every leaf holds a sample (a blob of one push; not
+ * one type of several, nor blob_decode's empty nodes).  Whether it is
+ * takes two passes without a chain from one node to the next: the sweep
+ * that marks the paths has one, each node's mark waiting for its child's.
+ */
+static bool mark_needed(const struct view *v, uint8_t *need)
+{
+	uint32_t n;
+
+	memset(need, 0, v->nr_nodes);
+	for (uint32_t s = 0; s < v->nr_samples; s++)
+		need[v->s_node[s]] = 1;
+	for (n = 1; n < v->nr_nodes; n++)
+		need[v->parent[n]] |= 2;
+	for (n = 1; n < v->nr_nodes && need[n]; n++)
+		;
+	if (n == v->nr_nodes)
+		return true;
+	for (n = 0; n < v->nr_nodes; n++)
+		need[n] &= 1;
+	/* A parent comes before its node: one sweep back marks every node on a sample's path. */
+	for (n = v->nr_nodes - 1; n; n--)
+		need[v->parent[n]] |= need[n];
+	return false;
+}
+
+/*
+ * Create the nodes needed (all, or those on a sample's path), parents
+ * first.  Each is guessed to follow the one made before it in dst, as it
+ * does when dst holds blobs of the same stacks (a series' pushes, a
+ * query's rollups), and when dst is empty the guess is never tried.
+ */
 static void map_nodes(struct apply *a, bool all)
 {
 	const struct view *v = a->v;
+	uint32_t last = 0;
 
-	memset(a->need, all, v->nr_nodes);
-	/* A parent comes before its node: one sweep back marks every node on a sample's path. */
-	for (uint32_t s = 0; s < v->nr_samples && !all; s++)
-		a->need[v->s_node[s]] = 1;
-	for (uint32_t n = v->nr_nodes - 1; n && !all; n--) {
-		if (a->need[n])
-			a->need[v->parent[n]] = 1;
-	}
+	if (!all)
+		all = mark_needed(v, a->need);
 	a->nodes[0] = 0;
 	for (uint32_t n = 1; n < v->nr_nodes; n++) {
-		if (a->need[n])
-			a->nodes[n] = profile_child(a->dst, a->nodes[v->parent[n]],
-						    map_frame(a, v->frame[n]));
+		if (all || a->need[n])
+			a->nodes[n] = last =
+				profile_child_near(a->dst, a->nodes[v->parent[n]],
+						   map_frame(a, v->frame[n]), last + 1);
 	}
 }
 
@@ -802,14 +874,15 @@ static int add_samples(struct apply *a, struct error *err)
 		for (uint32_t d = v->types[t].decimals; d < dst->types[t].decimals; d++)
 			mul[t] *= 10;
 	}
-	for (uint32_t s = 0; s < v->nr_samples; s++) {
+	/* Guessed as nodes are (map_nodes), one past the sample added last. */
+	for (uint32_t s = 0, id = 0; s < v->nr_samples; s++, id++) {
 		const int64_t *val = &v->values[(size_t)s * v->nr_types];
 		bool over = false;
 
 		for (uint32_t t = 0; t < v->nr_types; t++)
 			over |= __builtin_mul_overflow(val[t], mul[t], &vals[t]);
-		if (over ||
-		    profile_add_sample(dst, a->nodes[v->s_node[s]], map_set(a, v->s_set[s]), vals))
+		if (over || profile_add_sample_near(dst, a->nodes[v->s_node[s]],
+						    map_set(a, v->s_set[s]), vals, &id))
 			return error_set(err, ERR_LIMIT, "blob: merged values overflow 64 bits");
 	}
 	return 0;
