@@ -81,7 +81,9 @@ static const char *const stmt_sql[ST_COUNT] = {
 		"SELECT id, key, app, type, first_ns, last_ns, agg FROM series ORDER BY id",
 	[ST_PUT] = "INSERT INTO profiles(series, level, t0, t1, n, total, blob, type, blob_of) "
 		   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-	[ST_STALE_MARK] = "INSERT INTO stale(series, level, t0, gen) VALUES (?1, ?2, ?3, 1) "
+	/* A push's windows at levels 1, 2 and 3 (STORE_LEVELS - 1) in one statement. */
+	[ST_STALE_MARK] = "INSERT INTO stale(series, level, t0, gen) "
+			  "VALUES (?1, 1, ?2, 1), (?1, 2, ?3, 1), (?1, 3, ?4, 1) "
 			  "ON CONFLICT(series, level, t0) DO UPDATE SET gen = gen + 1",
 	[ST_ROLLUP_DEL] = "DELETE FROM profiles WHERE series = ?1 AND level = ?2 AND t0 = ?3",
 	[ST_ROLLUP_REF] =
@@ -447,13 +449,11 @@ static int put_one(struct conn *c, const struct store_row *r, int64_t shared, st
 
 static int mark_stale(struct conn *c, const struct store_row *r, struct error *err)
 {
-	for (int level = 1; level < STORE_LEVELS; level++) {
-		int64_t args[] = {r->series, level, store_window(level, r->t0)};
+	int64_t args[] = {r->series, store_window(1, r->t0), store_window(2, r->t0),
+			  store_window(3, r->t0)};
 
-		if (write_args(c, ST_STALE_MARK, args, 3, "marking a rollup stale", err) < 0)
-			return ERR_IO;
-	}
-	return 0;
+	_Static_assert(STORE_LEVELS == 4, "ST_STALE_MARK names levels 1 to 3");
+	return write_args(c, ST_STALE_MARK, args, 4, "marking a rollup stale", err);
 }
 
 static int span(struct conn *c, const struct store_row *r, struct error *err)
