@@ -152,6 +152,9 @@ def main():
             q3 = query(url, day0, 86400)
             print("query 24 h (%d profiles, rollups): median %.0f ms, best %.0f ms "
                   "(goal < 1 s); numTicks %d" % (total_pushes, q3[0] * 1e3, q3[1] * 1e3, q3[3]))
+            # Every hour holds the same pushes (an instance's body is fixed): 24 of the first.
+            if q3[3] != 24 * q1[3]:
+                fail("the day's total is not 24 hours of the first: %d != 24 x %d" % (q3[3], q1[3]))
         disk = metric(url, "plateau_store_bytes")
         print("disk: %.1f MiB for %d pushes x %d samples: %.2f bytes per sample "
               "(rollups and both sample types included)" % (

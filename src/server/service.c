@@ -1238,6 +1238,7 @@ struct sibling {
 	const struct window *w;
 	int type;	 /* the blob type the series reads; -1 before its first row */
 	int64_t samples; /* its pushes */
+	size_t blobs;	 /* the blobs it read (each once) */
 };
 
 struct siblings_ctx {
@@ -1260,6 +1261,7 @@ static int merge_sibling_row(const struct store_row *r, void *arg)
 	}
 	c->sib->type = r->type;
 	c->sib->samples += r->samples;
+	c->sib->blobs++;
 	for (size_t i = 0; i < c->nseen; i++)
 		if (c->seen[i] == r->blob_id)
 			return 0;
@@ -1308,6 +1310,14 @@ static int roll_siblings(struct service *sv, struct sibling *sib, size_t n, bool
 		c.sib = &sib[i];
 		rc = store_plan(sv->st, &ps, level - 1, t0, t1, merge_sibling_row, &c, err);
 	}
+	/*
+	 * Merged with all their types, the blobs stand for every sibling only
+	 * when every sibling read them all: a series that read a blob of its
+	 * own instead (a push of its type alone, a rollup made apart) would
+	 * count the others' values twice.
+	 */
+	for (size_t i = 0; i < n && rc == 0; i++)
+		c.mixed |= sib[i].blobs != c.nseen;
 	*mixed = c.mixed;
 	if (rc == 0 && !c.mixed && c.dst->nr_types && c.dst->nr_samples)
 		rc = blob_encode(c.dst, &blob, err);
@@ -1385,7 +1395,7 @@ static int roll_group(struct service *sv, struct windows *ws, size_t i, bool *do
 
 		if (!done[j] && w->level == ws->v[i].level && w->t0 == ws->v[i].t0 && o &&
 		    same_set(s, o))
-			sib[n++] = (struct sibling){w, -1, 0};
+			sib[n++] = (struct sibling){w, -1, 0, 0};
 	}
 	pthread_rwlock_unlock(&sv->mu);
 	for (size_t k = 1; k < n && rc >= 0; k++)
@@ -1394,7 +1404,8 @@ static int roll_group(struct service *sv, struct windows *ws, size_t i, bool *do
 	n = n ? kept : 0;
 	if (rc > 0)
 		rc = 0;
-	if (rc == 0 && n)
+	/* A window alone: a blob of its own type (roll_one) is smaller. */
+	if (rc == 0 && n > 1)
 		rc = roll_siblings(sv, sib, n, &mixed, err);
 	if (rc == 0 && !mixed) {
 		for (size_t k = 0; k < n; k++)

@@ -332,6 +332,57 @@ static void test_roll_in_small_batches(void **state)
 	free(q);
 }
 
+/*
+ * Four sample types rolled two windows at a time: each minute's rollup is
+ * made for two siblings, then the other two, each pair's blob holding all
+ * four types; the last minute for all four at once.  The ten minutes
+ * above must not merge the pairs' blobs with all their types (that counts
+ * every value twice): they roll series by series, and a query sees each
+ * push once.
+ */
+static void test_siblings_rolled_apart(void **state)
+{
+	struct fixture *f = *state;
+	struct series_label l[] = {{"region", "eu"}};
+	const char *types[] = {"t0", "t1", "t2", "t3"};
+	struct error err = ERROR_INIT;
+	char sel[32], *q;
+	int n;
+
+	for (int i = 0; i < 60; i++) {
+		struct profile *p = profile_new();
+		struct ingest_req req = {
+			"quad", NULL, NULL, l, 1, T0 + i * 10 * SEC, T0 + (i + 1) * 10 * SEC};
+		uint32_t frames[2];
+		int64_t v[4] = {1, 2, 3, 4};
+
+		for (int k = 0; k < 4; k++)
+			profile_add_type(p, types[k], "count");
+		frames[0] = profile_frame_named(p, "main", 4);
+		frames[1] = profile_frame_named(p, "work", 4);
+		assert_int_equal(profile_add_sample(p, profile_stack(p, frames, 2), 0, v), 0);
+		assert_int_equal(service_ingest(f->sv, &req, p, &err), 0);
+		profile_free(p);
+	}
+	/* Minutes 0-8 two at a time (pairs), then minute 9 and what is above, all together. */
+	while ((n = service_roll(f->sv, T0 + 9 * 60 * SEC + 30 * SEC, 2, &err)) > 0)
+		;
+	assert_int_equal(n, 0);
+	assert_true(service_roll(f->sv, T0 + 3 * HOUR, 256, &err) > 0);
+	for (int k = 0; k < 4; k++) {
+		char want[32];
+
+		snprintf(sel, sizeof(sel), "quad.%s", types[k]);
+		snprintf(want, sizeof(want), "main;work %d\n", 60 * (k + 1));
+		q = query_text(f, sel, T0, T0 + 10 * 60 * SEC, NULL); /* the ten-minute rollup */
+		assert_string_equal(q, want);
+		free(q);
+		q = query_text(f, sel, T0, T0 + HOUR, NULL); /* the hour's */
+		assert_string_equal(q, want);
+		free(q);
+	}
+}
+
 /* Pyroscope clients' __session_id__ is dropped, as Pyroscope drops it by default. */
 static void test_session_label_dropped(void **state)
 {
@@ -709,6 +760,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sibling_rollups, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_backfill_rolls_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roll_in_small_batches, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_siblings_rolled_apart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_session_label_dropped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gauge_average, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_aggregation_type, setup, teardown),
