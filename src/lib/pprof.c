@@ -578,7 +578,7 @@ static int sample_node(struct pprof_reader *r, struct stack_slot *t, size_t mask
 {
 	const PbSample *s = &r->pb->sample[i];
 	uint64_t h = s->loc_raw ? hash_bytes(s->loc_raw, s->loc_raw_len, 1)
-				: hash_ids(r->pb->location_ids + s->loc_off, s->n_location_id);
+				: hash_ids(pbd_sample_ids(r->pb, s, NULL), s->n_location_id);
 	struct stack_slot *empty = NULL;
 	uint32_t *known = stack_slot_find(t, mask, r->pb, i, h, &empty);
 	size_t depth = 0;

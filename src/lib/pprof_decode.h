@@ -104,11 +104,13 @@ struct pbd_profile {
 static inline const uint64_t *pbd_sample_ids(const struct pbd_profile *pb,
 					     const struct pbd_sample *s, uint64_t *scratch)
 {
-	const uint8_t *p = s->loc_raw, *end = p + s->loc_raw_len;
+	const uint8_t *p = s->loc_raw, *end;
 	uint64_t *out = scratch;
 
+	/* (No offset on a NULL array: a profile without ids has none yet.) */
 	if (!p)
-		return pb->location_ids + s->loc_off;
+		return pb->location_ids ? pb->location_ids + s->loc_off : NULL;
+	end = p + s->loc_raw_len;
 	while (p < end) {
 		uint64_t v = 0;
 
@@ -126,19 +128,19 @@ static inline const uint64_t *pbd_sample_ids(const struct pbd_profile *pb,
 
 static inline const int64_t *pbd_values(const struct pbd_profile *pb, const struct pbd_sample *s)
 {
-	return (const int64_t *)pb->values + s->value_off;
+	return pb->values ? (const int64_t *)pb->values + s->value_off : NULL;
 }
 
 static inline const struct pbd_label *pbd_labels(const struct pbd_profile *pb,
 						 const struct pbd_sample *s)
 {
-	return pb->labels + s->label_off;
+	return pb->labels ? pb->labels + s->label_off : NULL;
 }
 
 static inline const struct pbd_line *pbd_lines(const struct pbd_profile *pb,
 					       const struct pbd_location *l)
 {
-	return pb->lines + l->line_off;
+	return pb->lines ? pb->lines + l->line_off : NULL;
 }
 
 /*
