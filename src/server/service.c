@@ -1284,13 +1284,13 @@ static bool same_set(const struct series *a, const struct series *b)
 	return !strcmp(a->app, b->app) && labels_same(a->labels, a->nlabels, b->labels, b->nlabels);
 }
 
-/* Whether some sample of P has a value of type K. */
-static bool has_values(const struct profile *p, uint32_t k)
+/* USED[k]: whether some sample of P has a value of type k (P has at most VIEW_MAX_TYPES). */
+static void types_used(const struct profile *p, bool *used)
 {
+	memset(used, 0, VIEW_MAX_TYPES * sizeof(*used));
 	for (uint32_t i = 0; i < p->nr_samples; i++)
-		if (profile_sample_values(p, i)[k])
-			return true;
-	return false;
+		for (uint32_t k = 0; k < p->nr_types && k < VIEW_MAX_TYPES; k++)
+			used[k] |= profile_sample_values(p, i)[k] != 0;
 }
 
 /* Roll the N windows of SIB (one level and t0) together; *MIXED when they must go one by one. */
@@ -1302,6 +1302,7 @@ static int roll_siblings(struct service *sv, struct sibling *sib, size_t n, bool
 	int64_t t0 = sib[0].w->t0, t1 = t0 + store_level_ns[level], gens[SIBLINGS_MAX];
 	struct store_row rows[SIBLINGS_MAX];
 	struct strbuf blob = STRBUF_INIT;
+	bool used[VIEW_MAX_TYPES];
 	int rc = 0;
 
 	for (size_t i = 0; i < n && rc == 0 && !c.mixed; i++) {
@@ -1321,9 +1322,10 @@ static int roll_siblings(struct service *sv, struct sibling *sib, size_t n, bool
 	*mixed = c.mixed;
 	if (rc == 0 && !c.mixed && c.dst->nr_types && c.dst->nr_samples)
 		rc = blob_encode(c.dst, &blob, err);
+	types_used(c.dst, used);
 	for (size_t i = 0; i < n && rc == 0 && !c.mixed; i++) {
 		uint32_t k = (uint32_t)(sib[i].type < 0 ? 0 : sib[i].type);
-		bool has = sib[i].type >= 0 && k < c.dst->nr_types && has_values(c.dst, k);
+		bool has = sib[i].type >= 0 && k < c.dst->nr_types && k < VIEW_MAX_TYPES && used[k];
 
 		rows[i] = (struct store_row){.series = sib[i].w->series,
 					     .level = level,
