@@ -21,7 +21,8 @@
  * row's series reads.  The rollup rows of sibling series (put_rollups)
  * share a blob held by a row of series -1, whose n counts its readers:
  * replacing one reader's rollup leaves the others' blob in place, and
- * the holder goes with its last reader (or with them all, by t1).  Older versions are upgraded in place: 1 (no type,
+ * the holder goes with its last reader (or with them all, by t1).
+ * Older versions are upgraded in place: 1 (no type,
  * no blob_of) by adding the two columns, 2 (no agg) by adding agg.
  */
 #include <errno.h>
@@ -547,17 +548,21 @@ static int put_rollups(struct store *st, const struct store_row *rows, const int
 {
 	struct sqlite_store *s = ss(st);
 	struct conn *c = &s->writer;
+	const struct store_row *full = NULL; /* the first row with the blob */
 	int64_t holder = 0;
 	size_t readers = 0;
 	int rc;
 
+	for (size_t i = 0; i < n && !full; i++)
+		if (rows[i].len)
+			full = &rows[i];
 	for (size_t i = 0; i < n; i++) {
 		if (rows[i].level < 1 || rows[i].level >= STORE_LEVELS)
 			return error_set(err, ERR_USAGE, "store: rollup level %d out of range",
 					 rows[i].level);
 		if (rows[i].level != rows[0].level || rows[i].t0 != rows[0].t0 ||
 		    rows[i].t1 != rows[0].t1 ||
-		    (rows[i].len && (rows[i].blob != rows[0].blob || rows[i].len != rows[0].len)))
+		    (rows[i].len && (rows[i].blob != full->blob || rows[i].len != full->len)))
 			return error_set(
 				err, ERR_USAGE,
 				"store: put_rollups takes rows of one window and one blob");
@@ -576,11 +581,9 @@ static int put_rollups(struct store *st, const struct store_row *rows, const int
 				      .t0 = rows[0].t0,
 				      .t1 = rows[0].t1,
 				      .samples = (int64_t)readers,
-				      .blob = rows[0].blob,
-				      .len = rows[0].len};
+				      .blob = full->blob,
+				      .len = full->len};
 
-		for (size_t i = 0; i < n && !h.len; i++)
-			h.blob = rows[i].blob, h.len = rows[i].len;
 		rc = put_one(c, &h, 0, err);
 		holder = sqlite3_last_insert_rowid(c->db);
 	}

@@ -479,6 +479,17 @@ static void test_shared_rollups(void **state)
 	assert_int_equal(s->be->delete_before(s, T0 + MIN, &deleted, &err), 0);
 	assert_int_equal(s->be->stats(s, &st, &err), 0);
 	assert_int_equal(st.rows, 0);
+	/* The first sibling with nothing, the second with the blob: stored for the second. */
+	rows[0].blob = NULL;
+	rows[0].len = 0;
+	assert_int_equal(s->be->put_rollups(s, rows, gens, 2, &err), 0);
+	rollups_of(s, a, &t);
+	assert_int_equal(t.n, 0);
+	rollups_of(s, b, &t);
+	assert_string_equal(t.text, blob);
+	assert_int_equal(s->be->delete_before(s, T0 + MIN, &deleted, &err), 0);
+	rows[0].blob = blob;
+	rows[0].len = strlen(blob);
 	/* Rows of different windows or blobs are refused. */
 	rows[1].t0 += MIN;
 	assert_int_equal(s->be->put_rollups(s, rows, gens, 2, &err), ERR_USAGE);
