@@ -89,7 +89,12 @@ struct agent_counters {
 	atomic_uint_fast64_t profiles_pushed;
 	atomic_uint_fast64_t profiles_dropped; /* push queue full or retries exhausted */
 	atomic_uint_fast64_t push_errors;
+	atomic_uint_fast64_t wall_reads;   /* threads' CPU clocks read by the wall sampler */
+	atomic_uint_fast64_t wall_signals; /* wall samples asked for */
 };
+
+/* The counters export.c writes in a profile's comments. */
+#define AGENT_COUNTER_COMMENTS 10
 
 /* ---- agent.c ---- */
 
@@ -170,7 +175,10 @@ struct __attribute__((aligned(64))) agent_thread {
 	char name[16]; /* the thread's name, read by the collector */
 	/* written by the wall sampler (and the collector) */
 	_Alignas(64) _Atomic uint64_t wall_repeat_ns;
-	_Atomic unsigned wall_sent; /* wall signals sent to this thread */
+	_Atomic uint64_t wall_looked_ns; /* the sampler's last look (monotonic); 0: none yet */
+	_Atomic uint8_t wall_gap;	 /* rounds between looks; 0: look at the next round */
+	uint32_t wall_next;		 /* the round of the next look (the sampler's) */
+	_Atomic unsigned wall_sent;	 /* wall signals sent to this thread */
 };
 
 /* The calling thread's slot, NULL when it has none (hot: a TLS read). */

@@ -205,6 +205,27 @@ static void add_sample(struct slot_state *ss, const struct agent_sample *s, bool
 	add_entry(ss, &k, s->kind == AGENT_KIND_WALL);
 }
 
+/* Whether E's labels say blocked already: a repeat adds to it as it is. */
+static bool entry_blocked(const struct agent_entry *e)
+{
+	bool blocked = false;
+
+	for (unsigned j = 0; j < e->nlabels; j++) {
+		if (e->labels[j] == co.state_label[AGENT_STATE_RUNNING])
+			return false;
+		blocked |= e->labels[j] == co.state_label[AGENT_STATE_BLOCKED];
+	}
+	return blocked;
+}
+
+/* The samples a repeat of NS stands for: one per sampler visit. */
+static int64_t repeat_count(uint64_t ns)
+{
+	int64_t n = (int64_t)((ns + agent_state.interval_ns / 2) / agent_state.interval_ns);
+
+	return n < 1 ? 1 : n;
+}
+
 /* Charge an idle thread's wall time to its last wall stack. */
 static void add_wall_repeat(struct slot_state *ss, uint64_t ns)
 {
@@ -218,7 +239,11 @@ static void add_wall_repeat(struct slot_state *ss, uint64_t ns)
 		e = &aggs[i]->e[ss->last_wall[i] - 1];
 		if (e->kind != AGENT_KIND_WALL)
 			continue;
-		if (co.state_label[AGENT_STATE_BLOCKED]) {
+		if (co.state_label[AGENT_STATE_BLOCKED] && entry_blocked(e)) {
+			/* The usual case: the thread's previous repeat's entry. */
+			e->v0 += (int64_t)ns;
+			e->n += repeat_count(ns);
+		} else if (co.state_label[AGENT_STATE_BLOCKED]) {
 			/* The repeat is blocked time: its own entry, same stack. */
 			struct agent_entry k = *e;
 			bool has = false;
@@ -234,11 +259,7 @@ static void add_wall_repeat(struct slot_state *ss, uint64_t ns)
 			k.hash = agent_entry_hash(&k);
 			k.v0 = (int64_t)ns;
 			k.v1 = 0;
-			/* One sample per sampler visit the repeat stands for. */
-			k.n = (int64_t)((ns + agent_state.interval_ns / 2) /
-					agent_state.interval_ns);
-			if (k.n < 1)
-				k.n = 1;
+			k.n = repeat_count(ns);
 			{
 				ssize_t at = agent_agg_add(aggs[i], &k);
 

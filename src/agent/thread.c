@@ -20,6 +20,7 @@
 #include "agent/cpu.h"
 #include "agent/ring.h"
 #include "agent/thread.h"
+#include "agent/wall.h"
 #include "util/banned.h"
 
 static struct agent_thread *slots;
@@ -170,6 +171,7 @@ static void on_thread_exit(void *arg)
 	if (!t)
 		return;
 	agent_cpu_thread_stop(t);
+	agent_wall_thread_exit(t);
 	self = NULL;
 	atomic_store_explicit(&t->status, SLOT_EXITED, memory_order_release);
 }

@@ -8,12 +8,20 @@
  * signalled and samples its own stack (labelled running, or blocked when the
  * signal caught it in a system call); a thread that did not run is not
  * woken: the interval is added to its wall_repeat_ns, and the collector
- * charges it to the thread's previous stack, labelled blocked.
+ * charges it to the thread's previous stack, labelled blocked.  A thread
+ * found idle is looked at less often (every 2, 4, then 8 rounds); the
+ * time since the last look is charged at the next look, at stop, or when
+ * it exits.
  */
 
 /* Start and stop the sampler thread (cold).  Start returns 0 or -errno. */
 int agent_wall_start(void);
 void agent_wall_stop(void);
+
+struct agent_thread;
+
+/* The calling thread T is exiting: charge what it is owed (hot enough: once per thread). */
+void agent_wall_thread_exit(struct agent_thread *t);
 
 /* In a fork child: forget the parent's sampler thread. */
 void agent_wall_atfork_child(void);

@@ -8,6 +8,8 @@
  *   workload cpu THREADS MS     burn MS of CPU per thread (2/3 in burn_a, 1/3 in burn_b);
  *                               prints the threads' CPU time in ns
  *   workload wall MS            main burns, a thread sleeps in sleeper(); prints nothing
+ *   workload idle THREADS MS    THREADS threads blocked in read() in idler() for MS ms;
+ *                               prints how long they were blocked in ns
  *   workload alloc MIB          allocate MIB MiB in alloc_site (64 KiB blocks), keep half
  *   workload lock MS            4 threads contend for one mutex in lock_site
  *   workload eintr MS           nanosleep, poll, epoll_wait, select, usleep without EINTR retry
@@ -138,6 +140,48 @@ static int do_wall(uint64_t ms)
 	burn_a(ms * 1000000);
 	printf("%llu\n", (unsigned long long)(now_ns(CLOCK_MONOTONIC) - t0));
 	pthread_join(th, NULL);
+	return 0;
+}
+
+static int idle_pipe[2];
+
+__attribute__((noinline)) void idler(void)
+{
+	char c;
+
+	while (read(idle_pipe[0], &c, 1) < 0 && errno == EINTR)
+		;
+	sink++;
+}
+
+static void *idle_thread(void *p)
+{
+	(void)p;
+	idler();
+	return NULL;
+}
+
+/* Prints the time from the last thread's start to the pipe's closing. */
+static int do_idle(int threads, uint64_t ms)
+{
+	pthread_t *th = calloc((size_t)threads, sizeof(*th));
+	struct timespec ts = {.tv_sec = (time_t)(ms / 1000),
+			      .tv_nsec = (long)(ms % 1000) * 1000000};
+	uint64_t t0;
+
+	if (!th || pipe(idle_pipe) != 0)
+		return 1;
+	for (int i = 0; i < threads; i++)
+		if (pthread_create(&th[i], NULL, idle_thread, NULL) != 0)
+			return 1;
+	t0 = now_ns(CLOCK_MONOTONIC);
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+	printf("%llu\n", (unsigned long long)(now_ns(CLOCK_MONOTONIC) - t0));
+	close(idle_pipe[1]);
+	for (int i = 0; i < threads; i++)
+		pthread_join(th[i], NULL);
+	free(th);
 	return 0;
 }
 
@@ -472,6 +516,8 @@ int main(int argc, char **argv)
 		return do_cpu((int)n, argc > 3 ? strtoull(argv[3], NULL, 10) : 300);
 	if (!strcmp(argv[1], "wall"))
 		return do_wall(n);
+	if (!strcmp(argv[1], "idle") && argc > 3)
+		return do_idle((int)n, strtoull(argv[3], NULL, 10));
 	if (!strcmp(argv[1], "alloc"))
 		return do_alloc(n);
 	if (!strcmp(argv[1], "lock"))

@@ -73,6 +73,14 @@ check "wall samples carry the thread state" sh -c "go tool pprof -raw '$TMP/wall
 check "... running too" sh -c "go tool pprof -raw '$TMP/wall.pb.gz' | grep -q 'thread_state:\[running\]'"
 check_status "nanosleep, poll, epoll_wait, select, usleep never see EINTR under wall at 1000 Hz" 0 \
 	env LD_PRELOAD=$LIB PLATEAU_MODES=wall,cpu PLATEAU_HZ=1000 PLATEAU_OUTPUT=$TMP/eintr.pb.gz "$TMP/plain" eintr 1500
+# Idle threads are looked at every 2, 4, then 8 rounds, and still charged every round's time.
+slept=$(LD_PRELOAD=$LIB PLATEAU_MODES=wall PLATEAU_HZ=200 PLATEAU_OUTPUT=$TMP/idle.pb.gz "$TMP/plain" idle 50 1000)
+within "wall: 50 idle threads are charged their time blocked in idler()" "$((slept * 50))" \
+	"$(total "$TMP/idle.pb.gz" wall 'idle_thread;idler')" 10
+reads=$(go tool pprof -raw "$TMP/idle.pb.gz" | sed -n 's/^Comment: plateau agent: wall_clock_reads=//p')
+# Looking at every thread every round would be 51 x 200 reads in a second.
+check "wall: the sampler reads idle threads' clocks less than every 4th round ($reads reads)" \
+	test "${reads:-999999}" -lt $((51 * 200 / 4))
 
 # ---- alloc: Poisson-sampled bytes, unbiased; in-use from the live table ----
 real=$(LD_PRELOAD=$LIB PLATEAU_MODES=alloc PLATEAU_OUTPUT=$TMP/alloc.pb.gz "$TMP/plain" alloc 512)
