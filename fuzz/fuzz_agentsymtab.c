@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target: the agent's symbol table (src/agent/symtab.c) on an
- * arbitrary file.  The first HDR bytes place one executable mapping and
- * pick addresses; the rest is the file, written to a memfd and given to
- * agent_symtab_new_file() as /proc/self/fd/N, so the ELF header, program
- * headers (the bias), build-id notes (PT_NOTE, then SHT_NOTE), section
- * headers and names, .symtab, .gnu_debuglink and .dynsym are all read
- * from fuzzed bytes, and so is a debug file the input may carry, which a
- * .gnu_debuglink "200" finds as /proc/self/fd/200 (other debug files are
- * looked for as usual; the seeds' build-ids are random).
+ * libFuzzer target: the agent's symbol table (src/agent/symtab.c and
+ * symtab_elf.c) on an arbitrary file.  The first HDR bytes place one
+ * executable mapping and pick addresses; the rest is the file, written to
+ * a memfd and given to agent_symtab_new_file() as /proc/self/fd/N, so the
+ * ELF header, program headers (the bias), build-id notes (PT_NOTE, then
+ * SHT_NOTE), section headers and names, .symtab, .gnu_debuglink and
+ * .dynsym are all read from fuzzed bytes, and so is a debug file the input
+ * may carry, which a .gnu_debuglink "200" finds as /proc/self/fd/200
+ * (other debug files are looked for as usual; the seeds' build-ids are
+ * random).
  * Checked: the mapping is the one asked for, and a build-id is bytes of
  * the file; a pc inside the mapping resolves to it and one outside to
  * nothing; a name is a non-empty string without a version suffix; a
