@@ -30,15 +30,16 @@
 #error "src/agent/unwind.c supports x86_64 Linux only"
 #endif
 
-enum { DW_RBP = 6, DW_RSP = 7, DW_RA = 16 }; /* DWARF register numbers */
+enum { DW_RBX = 3, DW_RBP = 6, DW_RSP = 7, DW_RA = 16 }; /* DWARF register numbers */
 
 #define RA_CFA_OFFSET (-8) /* a call pushes the return address just below the CFA */
 #define WORD	      8
 
 /* The registers a walk tracks. */
 struct uw_regs {
-	uintptr_t pc, sp, bp;
+	uintptr_t pc, sp, bp, bx;
 	bool bp_ok; /* bp holds the frame's real rbp */
+	bool bx_ok; /* bx holds the frame's real rbx (a CFA may be rbx-based) */
 	bool exact; /* pc was interrupted (a signal), not a return address */
 };
 
@@ -49,7 +50,9 @@ static void regs_from_ucontext(const void *ucontext, struct uw_regs *r)
 	r->pc = (uintptr_t)mc->gregs[REG_RIP];
 	r->sp = (uintptr_t)mc->gregs[REG_RSP];
 	r->bp = (uintptr_t)mc->gregs[REG_RBP];
+	r->bx = (uintptr_t)mc->gregs[REG_RBX];
 	r->bp_ok = true;
+	r->bx_ok = true;
 	r->exact = true;
 }
 
@@ -57,7 +60,9 @@ static void regs_from_ucontext(const void *ucontext, struct uw_regs *r)
  * The registers of agent_unwind_here()'s caller, just after the call returns.
  * __builtin_frame_address(0) makes the compiler give the function a frame
  * pointer, so this needs no CFI: [rbp] is the caller's rbp, [rbp + 8] the
- * return address, and the caller's rsp is rbp + 16.
+ * return address, and the caller's rsp is rbp + 16.  The caller's rbx is
+ * not known (this function may have used it): a frame whose CFA is
+ * rbx-based ends such a walk.
  */
 #define regs_of_caller(r)                                                             \
 	do {                                                                          \
@@ -93,36 +98,46 @@ enum cfa_kind {
 	CFA_PLT,       /* CFA = rsp + off, + 8 when (pc & 15) >= aux */
 	CFA_SIGFRAME,  /* the sigreturn trampoline: registers in the ucontext at rsp */
 	CFA_OUTERMOST, /* return address undefined: the walk is complete */
+	CFA_RBX,       /* CFA = rbx + off (ld.so's lazy-binding resolver) */
 };
 
+/* How the caller's rbp (bp) or rbx (bx; the first three only) is found. */
 enum bp_kind {
-	BP_SAME,   /* rbp unchanged */
-	BP_AT,	   /* rbp saved at CFA + aux * 8 */
-	BP_LOST,   /* rbp not recoverable */
-	BP_AT_RBP, /* rbp saved at rbp + aux * 8 (stack realignment with a DRAP) */
+	BP_SAME,   /* unchanged */
+	BP_AT,	   /* saved at CFA + aux * 8 */
+	BP_LOST,   /* not recoverable */
+	BP_AT_RBP, /* saved at rbp + aux * 8 (stack realignment with a DRAP) */
 };
 
 /*
- * A row holds from its pc to the next row's.  rule packs kind (3 bits),
- * bp (2), aux (7, signed) and off (20, signed, bytes); a CFA_NONE rule is
- * always 0.
+ * A row holds from its pc to the next row's.  rule packs kind (4 bits),
+ * bp (2), its aux (7, signed), bx (2), its aux (7, signed) and, in the high
+ * half, off (32, signed, bytes); a CFA_NONE rule is always 0.
  */
-struct uw_row {
+typedef uint64_t uw_rule;
+
+struct __attribute__((packed)) uw_row {
 	uint32_t pc; /* offset from the module's lo */
-	uint32_t rule;
+	uw_rule rule;
 };
 
-#define RULE_KIND(r) ((r)&7u)
-#define RULE_BP(r)   (((r) >> 3) & 3u)
-#define RULE_AUX(r)  ((int32_t)((r) << 20) >> 25)
-#define RULE_OFF(r)  ((int32_t)(r) >> 12)
-#define RULE_GAP     ((uint32_t)1 << 5) /* build time only: the end of an FDE */
+#define RULE_KIND(r)   ((unsigned)(r)&15u)
+#define RULE_BP(r)     ((unsigned)((r) >> 4) & 3u)
+#define RULE_AUX(r)    ((int32_t)((uint32_t)(r) << 19) >> 25)
+#define RULE_BX(r)     ((unsigned)((r) >> 13) & 3u)
+#define RULE_BX_AUX(r) ((int32_t)((uint32_t)(r) << 10) >> 25)
+#define RULE_OFF(r)    ((int32_t)(uint32_t)((r) >> 32))
+#define RULE_GAP       ((uw_rule)1 << 22) /* build time only: the end of an FDE */
 
-static uint32_t rule_make(unsigned kind, unsigned bp, int64_t aux, int64_t off)
+static uw_rule rule_make(unsigned kind, unsigned bp, int64_t aux, unsigned bx, int64_t bx_aux,
+			 int64_t off)
 {
-	if (off < -(1 << 19) || off >= (1 << 19) || aux < -64 || aux > 63)
+	if (off < INT32_MIN || off > INT32_MAX || aux < -64 || aux > 63)
 		return CFA_NONE;
-	return kind | bp << 3 | ((uint32_t)aux & 0x7f) << 5 | ((uint32_t)off & 0xfffff) << 12;
+	if (bx_aux < -64 || bx_aux > 63)
+		bx = BP_LOST, bx_aux = 0;
+	return kind | bp << 4 | ((uw_rule)aux & 0x7f) << 6 | (uw_rule)bx << 13 |
+	       ((uw_rule)bx_aux & 0x7f) << 15 | (uw_rule)(uint32_t)off << 32;
 }
 
 /* ---- memory: everything lives in private anonymous mappings ---- */
@@ -326,8 +341,8 @@ struct cfa_state {
 	uint8_t cfa_reg;   /* DWARF register, or CFA_REG_* */
 	uint8_t expr_kind; /* CFA_* of the expression when cfa_reg is CFA_REG_EXPR */
 	uint8_t plt_k;
-	uint8_t bp_how, ra_how; /* REG_* */
-	int64_t cfa_off, bp_off, ra_off;
+	uint8_t bp_how, bx_how, ra_how; /* REG_* */
+	int64_t cfa_off, bp_off, bx_off, ra_off;
 };
 
 struct cie {
@@ -352,7 +367,7 @@ struct build {
 
 #define MODULE_ROWS_MAX ((size_t)1 << 22) /* 32 MiB of rows per module */
 
-static void row_add(struct build *b, uintptr_t pc, uint32_t rule)
+static void row_add(struct build *b, uintptr_t pc, uw_rule rule)
 {
 	void *p = b->rows;
 
@@ -367,11 +382,24 @@ static void row_add(struct build *b, uintptr_t pc, uint32_t rule)
 	b->nrows++;
 }
 
-/* The row a state describes. */
-static uint32_t state_rule(const struct cfa_state *s, bool signal)
+/* The BP_* rule of a callee-saved register saved as HOW at OFF (CFA-relative). */
+static unsigned saved_rule(uint8_t how, int64_t off, int64_t *aux)
 {
-	unsigned kind, bp = BP_LOST;
-	int64_t aux = 0;
+	*aux = 0;
+	if (how == REG_SAME)
+		return BP_SAME;
+	if ((how == REG_AT || how == REG_AT_RBP) && off % WORD == 0) {
+		*aux = off / WORD;
+		return how == REG_AT ? BP_AT : BP_AT_RBP;
+	}
+	return BP_LOST;
+}
+
+/* The row a state describes. */
+static uw_rule state_rule(const struct cfa_state *s, bool signal)
+{
+	unsigned kind, bp, bx;
+	int64_t aux, bx_aux;
 
 	if (s->ra_how == REG_UNDEF)
 		return CFA_OUTERMOST;
@@ -383,22 +411,22 @@ static uint32_t state_rule(const struct cfa_state *s, bool signal)
 		kind = CFA_RSP;
 	else if (s->cfa_reg == DW_RBP)
 		kind = CFA_RBP;
+	else if (s->cfa_reg == DW_RBX)
+		kind = CFA_RBX;
 	else if (s->cfa_reg == CFA_REG_EXPR)
 		kind = s->expr_kind;
 	else
 		return CFA_NONE;
-	if (s->bp_how == REG_SAME) {
-		bp = BP_SAME;
-	} else if ((s->bp_how == REG_AT || s->bp_how == REG_AT_RBP) && s->bp_off % WORD == 0) {
-		bp = s->bp_how == REG_AT ? BP_AT : BP_AT_RBP;
-		aux = s->bp_off / WORD;
-	}
+	bp = saved_rule(s->bp_how, s->bp_off, &aux);
+	bx = saved_rule(s->bx_how, s->bx_off, &bx_aux);
+	if (bx == BP_AT_RBP)
+		bx = BP_LOST, bx_aux = 0;
 	if (kind == CFA_PLT) {
 		if (bp != BP_SAME)
 			return CFA_NONE;
 		aux = s->plt_k;
 	}
-	return kind == CFA_NONE ? CFA_NONE : rule_make(kind, bp, aux, s->cfa_off);
+	return kind == CFA_NONE ? CFA_NONE : rule_make(kind, bp, aux, bx, bx_aux, s->cfa_off);
 }
 
 /*
@@ -458,6 +486,9 @@ static void set_reg(struct fde_run *f, uint64_t reg, uint8_t how, int64_t off)
 	if (reg == DW_RBP) {
 		f->st.bp_how = how;
 		f->st.bp_off = off;
+	} else if (reg == DW_RBX) {
+		f->st.bx_how = how;
+		f->st.bx_off = off;
 	} else if (reg == DW_RA) {
 		f->st.ra_how = how;
 		f->st.ra_off = off;
@@ -468,6 +499,8 @@ static void restore_reg(struct fde_run *f, uint64_t reg)
 {
 	if (reg == DW_RBP)
 		set_reg(f, reg, f->cie->init.bp_how, f->cie->init.bp_off);
+	else if (reg == DW_RBX)
+		set_reg(f, reg, f->cie->init.bx_how, f->cie->init.bx_off);
 	else if (reg == DW_RA)
 		set_reg(f, reg, f->cie->init.ra_how, f->cie->init.ra_off);
 }
@@ -876,7 +909,7 @@ static size_t rows_compact(struct uw_row *v, size_t n)
 
 	heap_sort(v, n, sizeof(*v), row_cmp);
 	for (i = 0; i < n; i++) {
-		uint32_t rule = v[i].rule == RULE_GAP ? (uint32_t)CFA_NONE : v[i].rule;
+		uw_rule rule = v[i].rule == RULE_GAP ? (uw_rule)CFA_NONE : v[i].rule;
 		uint32_t pc = v[i].pc;
 
 		if (i > 0 && pc == prev_pc)
@@ -1277,7 +1310,7 @@ static bool read_word(struct walk *w, uintptr_t addr, uintptr_t *out)
 }
 
 /* The row covering PC, CFA_NONE when there is none. */
-static uint32_t module_rule(const struct uw_module *m, uintptr_t pc)
+static uw_rule module_rule(const struct uw_module *m, uintptr_t pc)
 {
 	uint32_t off = (uint32_t)(pc - m->lo);
 	size_t lo = 0, hi = m->nrows;
@@ -1290,14 +1323,33 @@ static uint32_t module_rule(const struct uw_module *m, uintptr_t pc)
 		else
 			hi = mid;
 	}
-	return lo ? m->rows[lo - 1].rule : (uint32_t)CFA_NONE;
+	return lo ? m->rows[lo - 1].rule : (uw_rule)CFA_NONE;
 }
 
 /* Move R to the caller of a frame whose CFA is known. */
-static int step_cfa(struct walk *w, struct uw_regs *r, uintptr_t cfa, uint32_t rule)
+/*
+ * The caller's rbx: unlike rbp's, a slot that cannot be read only loses it
+ * (few frames need it), and does not stop the walk.
+ */
+static void step_rbx(struct walk *w, const struct uw_regs *r, uintptr_t cfa, uw_rule rule,
+		     uintptr_t *bx, bool *bx_ok)
 {
-	uintptr_t ra, bp = r->bp, slot = cfa;
-	bool bp_ok = r->bp_ok;
+	uintptr_t slot = cfa + (uintptr_t)((intptr_t)RULE_BX_AUX(rule) * WORD);
+
+	switch (RULE_BX(rule)) {
+	case BP_AT:
+		/* Below sp: popped already, rbx holds it (as for rbp below). */
+		if (slot >= r->sp)
+			*bx_ok = read_word(w, slot, bx);
+		break;
+	case BP_LOST: *bx_ok = false; break;
+	}
+}
+
+static int step_cfa(struct walk *w, struct uw_regs *r, uintptr_t cfa, uw_rule rule)
+{
+	uintptr_t ra, bp = r->bp, bx = r->bx, slot = cfa;
+	bool bp_ok = r->bp_ok, bx_ok = r->bx_ok;
 
 	if (cfa <= r->sp || !read_word(w, cfa + RA_CFA_OFFSET, &ra))
 		return STEP_STOP;
@@ -1317,12 +1369,14 @@ static int step_cfa(struct walk *w, struct uw_regs *r, uintptr_t cfa, uint32_t r
 		break;
 	case BP_LOST: bp_ok = false; break;
 	}
-	*r = (struct uw_regs){.pc = ra, .sp = cfa, .bp = bp, .bp_ok = bp_ok};
+	step_rbx(w, r, cfa, rule, &bx, &bx_ok);
+	*r = (struct uw_regs){
+		.pc = ra, .sp = cfa, .bp = bp, .bx = bx, .bp_ok = bp_ok, .bx_ok = bx_ok};
 	return ra ? STEP_NEXT : STEP_END;
 }
 
 /* No CFI: follow rbp if it looks like a frame pointer (at a call without
- * locals it equals sp). */
+ * locals it equals sp).  Whether the frame kept rbx is unknown. */
 static int step_fp(struct walk *w, struct uw_regs *r)
 {
 	uintptr_t saved_bp, ra;
@@ -1338,19 +1392,27 @@ static int step_fp(struct walk *w, struct uw_regs *r)
 /* The sigreturn trampoline: continue at the interrupted context. */
 static int step_sigframe(struct walk *w, struct uw_regs *r)
 {
-	uintptr_t uc = r->sp, pc, sp, bp;
+	uintptr_t uc = r->sp, pc, sp, bp, bx = 0;
+	bool bx_ok;
 
 	if (!read_word(w, uc + SIGFRAME_GREG(REG_RIP), &pc) ||
 	    !read_word(w, uc + SIGFRAME_GREG(REG_RSP), &sp) ||
 	    !read_word(w, uc + SIGFRAME_GREG(REG_RBP), &bp))
 		return STEP_STOP;
-	*r = (struct uw_regs){.pc = pc, .sp = sp, .bp = bp, .bp_ok = true, .exact = true};
+	bx_ok = read_word(w, uc + SIGFRAME_GREG(REG_RBX), &bx);
+	*r = (struct uw_regs){.pc = pc,
+			      .sp = sp,
+			      .bp = bp,
+			      .bx = bx,
+			      .bp_ok = true,
+			      .bx_ok = bx_ok,
+			      .exact = true};
 	return STEP_NEXT;
 }
 
 static int step(struct walk *w, struct uw_regs *r, const struct uw_module *m, uintptr_t pc)
 {
-	uint32_t rule = module_rule(m, pc);
+	uw_rule rule = module_rule(m, pc);
 	intptr_t off = RULE_OFF(rule);
 	uintptr_t cfa;
 
@@ -1359,6 +1421,7 @@ static int step(struct walk *w, struct uw_regs *r, const struct uw_module *m, ui
 	case CFA_SIGFRAME: return step_sigframe(w, r);
 	case CFA_RSP: return step_cfa(w, r, r->sp + off, rule);
 	case CFA_RBP: return r->bp_ok ? step_cfa(w, r, r->bp + off, rule) : STEP_STOP;
+	case CFA_RBX: return r->bx_ok ? step_cfa(w, r, r->bx + off, rule) : STEP_STOP;
 	case CFA_PLT:
 		cfa = r->sp + off + ((pc & 15) >= (uintptr_t)RULE_AUX(rule) ? WORD : 0);
 		return step_cfa(w, r, cfa, rule);

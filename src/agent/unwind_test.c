@@ -50,6 +50,7 @@ void fx_level1(fx_cb cb, void *arg);
 void fx_aligned(fx_cb cb, void *arg);
 void fx_drap(fx_cb cb, void *arg, size_t n);
 void fx_nocfi(fx_cb cb, void *arg);
+void fx_rbx(fx_cb cb, void *arg);
 uint64_t fx_spin(uint64_t rounds);
 uint64_t fx_spin_leaf(uint64_t x);
 extern volatile uintptr_t fx_ra[4];
@@ -61,6 +62,7 @@ void cb_sample(void *arg);
 void cb_here(void *arg);
 void cb_nop(void *arg);
 void cb_drap(void *arg);
+void cb_rbx(void *arg);
 void walk_one(const void *uc);
 int cmp_sample(const void *a, const void *b);
 void sort_sampled(void);
@@ -328,7 +330,7 @@ static void test_refresh(void **state)
 	assert_int_equal(a.bad_modules, 0);
 	assert_int_equal(a.bad_fdes, 0);
 	assert_true(a.rows > 10000); /* libc alone has ~3700 FDEs */
-	assert_true(a.bytes >= a.rows * 8);
+	assert_true(a.bytes >= a.rows * 12);
 
 	assert_int_equal(agent_unwind_refresh(), 0);
 	agent_unwind_stats(&b);
@@ -471,6 +473,40 @@ static void test_signal_nocfi(void **state)
 			    (nocfi_ref.n - 1) * sizeof(uintptr_t));
 	assert_false(s_full.truncated);
 	assert_same(&s_free, &s_full);
+}
+
+static uintptr_t cb_rbx_ra;
+
+/* Between fx_rbx and cb_sample: saves rbx (its CFI says where) and leaves junk in it. */
+TEST void cb_rbx(void *arg)
+{
+	cb_rbx_ra = (uintptr_t)__builtin_return_address(0);
+	__asm__ volatile("mov %0, %%rbx" : : "i"(JUNK) : "rbx");
+	cb_sample(arg);
+	sink++;
+}
+
+/*
+ * Through a frame whose CFA is rbx + 16 (as ld.so's lazy-binding resolver's
+ * is), with rbx changed below it: the walk restores rbx from cb_rbx's save
+ * slot.  Without that the walk ends at fx_rbx, truncated.
+ */
+static void test_signal_rbx(void **state)
+{
+	size_t k;
+
+	(void)state;
+	tables_ready();
+	mode = MODE_ONE;
+	fx_rbx(cb_rbx, NULL);
+	k = assert_matches_backtrace(&s_full);
+	assert_true(pc_in(s_full.pcs[k], "cb_sample"));
+	assert_int_equal(s_full.pcs[k + 1], cb_ra - 1);
+	assert_true(pc_in(s_full.pcs[k + 1], "cb_rbx"));
+	assert_int_equal(s_full.pcs[k + 2], cb_rbx_ra - 1);
+	assert_true(pc_in(s_full.pcs[k + 2], "fx_rbx"));
+	assert_same(&s_free, &s_full);
+	assert_sigframe_tail(&s_here, &s_full);
 }
 
 /* The vDSO is a module too: at the entry of its clock_gettime, CFA = rsp + 8. */
@@ -1025,6 +1061,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_signal_plt),
 		cmocka_unit_test(test_signal_vdso),
 		cmocka_unit_test(test_signal_nocfi),
+		cmocka_unit_test(test_signal_rbx),
 		cmocka_unit_test(test_signal_qsort),
 		cmocka_unit_test(test_signal_bounds),
 		cmocka_unit_test(test_here),
