@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -267,39 +268,49 @@ AGENT_API int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*
 
 /* ---- the agent's own threads: no slot, every signal blocked, hooks pass through ---- */
 
+struct internal_trampoline {
+	void *(*fn)(void *);
+	void *arg;
+	atomic_int started; /* the thread runs its own code: the spawner may go on */
+};
+
 static void *internal_start(void *arg)
 {
-	struct trampoline tr = *(struct trampoline *)arg;
+	struct internal_trampoline *tr = arg;
+	void *(*fn)(void *) = tr->fn;
+	void *fn_arg = tr->arg;
 
 	self_internal = true;
-	free(arg);
-	return tr.fn(tr.arg);
+	/* TR is on the spawner's stack: not touched after this. */
+	atomic_store_explicit(&tr->started, 1, memory_order_release);
+	return fn(fn_arg);
 }
 
+/*
+ * Returns once the thread runs FN: whatever a runtime does when a thread
+ * starts is over by then.  ASan's allocates, and a fork made meanwhile
+ * (a program that forks at once, the agent started in its constructor)
+ * leaves the child with the allocator's lock held: it hung in about one
+ * run in three.  The agent's threads allocate only under locks that fork
+ * takes first.
+ */
 int agent_thread_spawn(pthread_t *th, void *(*fn)(void *), void *arg)
 {
 	static pthread_create_fn real;
-	struct trampoline *tr;
+	struct internal_trampoline tr = {.fn = fn, .arg = arg};
 	sigset_t all, old;
-	bool was = self_internal;
 	int rc;
 
 	if (!real)
 		real = (pthread_create_fn)agent_dlsym_next("pthread_create");
 	if (!real)
 		return ENOSYS;
-	self_internal = true;
-	tr = malloc(sizeof(*tr));
-	self_internal = was;
-	if (!tr)
-		return ENOMEM;
-	tr->fn = fn;
-	tr->arg = arg;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = real(th, NULL, internal_start, tr);
+	rc = real(th, NULL, internal_start, &tr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc != 0)
-		free(tr);
+	if (rc == 0)
+		while (!atomic_load_explicit(&tr.started, memory_order_acquire))
+			sched_yield();
 	return rc;
 }
