@@ -19,8 +19,8 @@
  * pthread_create), ring.c (per-thread sample rings), cpu.c (CPU timers),
  * wall.c (wall sampler), eintr.c (sleep/poll retried after our signals),
  * collect.c (the collector thread: drains rings, aggregates, exports),
- * unwind.c, symtab.c (ELF reading in symtab_elf.c), pprof.c, push.c, alloc.c,
- * live.c, lock.c, labels.c, region.c.
+ * unwind.c (.eh_frame parsing in unwind_cfi.c), symtab.c (ELF reading in
+ * symtab_elf.c), pprof.c, push.c, alloc.c, live.c, lock.c, labels.c, region.c.
  */
 
 #include <stdatomic.h>
