@@ -78,8 +78,19 @@ struct uw_module {
 	size_t nrows;
 	size_t bad_fdes; /* FDEs skipped or cut short as malformed */
 	bool bad;	 /* no usable CFI: walked with frame pointers */
+	/*
+	 * The rows of the pcs in block i (offsets [i << shift, (i + 1) << shift))
+	 * lie between rows[block[i] - 1] and rows[block[i + 1] - 1]: a lookup
+	 * searches a few neighbouring rows, not the whole array (NULL: none).
+	 */
+	const uint32_t *block;
+	size_t nblocks;
+	unsigned block_shift;
 	struct uw_row rows[];
 };
+
+#define BLOCK_SHIFT_MIN 8	      /* 256 bytes of code per block: ~4 rows of libc's */
+#define BLOCKS_MAX	((size_t)1 << 22) /* at most 16 MiB of index per module */
 
 #define NOTE_HASH_MAX 1024 /* bytes of each PT_NOTE hashed (the build id is there) */
 
@@ -125,12 +136,36 @@ static bool modinfo_get(const struct dl_phdr_info *info, struct modinfo *mi)
 	return mi->lo < mi->hi;
 }
 
+/* block[i]: the rows below block i's first pc. */
+static void blocks_build(struct uw_module *m, uint32_t *block)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i <= m->nblocks; i++) {
+		uint64_t start = (uint64_t)i << m->block_shift;
+
+		while (j < m->nrows && m->rows[j].pc < start)
+			j++;
+		block[i] = (uint32_t)j;
+	}
+	m->block = block;
+}
+
 static struct uw_module *module_new(const struct modinfo *mi, const struct uw_row *rows,
 				    size_t nrows)
 {
-	size_t size = sizeof(struct uw_module) + nrows * sizeof(*rows);
-	struct uw_module *m = map_alloc(size);
+	size_t at = sizeof(struct uw_module) + nrows * sizeof(*rows), nblocks = 0, size;
+	unsigned shift = BLOCK_SHIFT_MIN;
+	struct uw_module *m;
 
+	at = (at + 7) & ~(size_t)7;
+	if (nrows) {
+		while (((mi->hi - mi->lo - 1) >> shift) + 1 > BLOCKS_MAX)
+			shift++;
+		nblocks = ((mi->hi - mi->lo - 1) >> shift) + 1;
+	}
+	size = at + (nblocks ? (nblocks + 1) * sizeof(uint32_t) : 0);
+	m = map_alloc(size);
 	if (!m)
 		return NULL;
 	m->lo = mi->lo;
@@ -140,8 +175,12 @@ static struct uw_module *module_new(const struct modinfo *mi, const struct uw_ro
 	m->map_size = size;
 	m->nrows = nrows;
 	m->bad = nrows == 0;
-	if (nrows)
+	m->nblocks = nblocks;
+	m->block_shift = shift;
+	if (nrows) {
 		memcpy(m->rows, rows, nrows * sizeof(*rows));
+		blocks_build(m, (uint32_t *)((char *)m + at));
+	}
 	return m;
 }
 
@@ -511,7 +550,12 @@ static bool read_word(struct walk *w, uintptr_t addr, uintptr_t *out)
 static uw_rule module_rule(const struct uw_module *m, uintptr_t pc)
 {
 	uint32_t off = (uint32_t)(pc - m->lo);
-	size_t lo = 0, hi = m->nrows;
+	size_t lo = 0, hi = m->nrows, b = off >> m->block_shift;
+
+	if (m->block && b < m->nblocks) {
+		lo = m->block[b];
+		hi = m->block[b + 1];
+	}
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
