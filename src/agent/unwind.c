@@ -89,7 +89,7 @@ struct uw_module {
 	struct uw_row rows[];
 };
 
-#define BLOCK_SHIFT_MIN 8	      /* 256 bytes of code per block: ~4 rows of libc's */
+#define BLOCK_SHIFT_MIN 8		  /* 256 bytes of code per block: ~4 rows of libc's */
 #define BLOCKS_MAX	((size_t)1 << 22) /* at most 16 MiB of index per module */
 
 #define NOTE_HASH_MAX 1024 /* bytes of each PT_NOTE hashed (the build id is there) */
