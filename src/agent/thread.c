@@ -274,12 +274,42 @@ struct internal_trampoline {
 	atomic_int started; /* the thread runs its own code: the spawner may go on */
 };
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+
+/*
+ * An ASan-built agent loaded into a program without ASan finds glibc's
+ * pthread_create before ASan's, so ASan never sees its threads start, and
+ * nobody clears the shadow of a stack glibc hands out again: in a fork
+ * child, the stack of a parent thread that did not come along, redzones
+ * and all (a false stack-buffer-overflow now and then in the fork loop).
+ * The thread clears its own.
+ */
+static void stack_shadow_clear(void)
+{
+	pthread_attr_t attr;
+	size_t size;
+	void *addr;
+
+	if (pthread_getattr_np(pthread_self(), &attr) != 0)
+		return;
+	if (pthread_attr_getstack(&attr, &addr, &size) == 0)
+		__asan_unpoison_memory_region(addr, size);
+	pthread_attr_destroy(&attr);
+}
+#else
+static void stack_shadow_clear(void)
+{
+}
+#endif
+
 static void *internal_start(void *arg)
 {
 	struct internal_trampoline *tr = arg;
 	void *(*fn)(void *) = tr->fn;
 	void *fn_arg = tr->arg;
 
+	stack_shadow_clear();
 	self_internal = true;
 	/* TR is on the spawner's stack: not touched after this. */
 	atomic_store_explicit(&tr->started, 1, memory_order_release);
