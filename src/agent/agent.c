@@ -32,7 +32,7 @@
 
 #define EXIT_PUSH_DEADLINE_MS 2000
 
-struct agent agent_state;
+_Alignas(64) struct agent agent_state;
 
 static struct agent_lock start_mu = AGENT_LOCK_INIT;
 static bool configured, initialised;
@@ -260,14 +260,13 @@ static void atfork_child(void)
 	agent_lock_reset(&start_mu);
 	forked_child = true;
 	if (was_running && !under_tsan && !agent_state.cfg.fork_off)
-		agent_restart_pending = true;
+		agent_state.restart_pending = true;
 }
 
-volatile bool agent_restart_pending;
 
 void agent_restart_slow(void)
 {
-	if (__atomic_exchange_n(&agent_restart_pending, false, __ATOMIC_SEQ_CST))
+	if (__atomic_exchange_n(&agent_state.restart_pending, false, __ATOMIC_SEQ_CST))
 		plateau_start();
 }
 

@@ -99,8 +99,9 @@ struct agent_counters {
 /* ---- agent.c ---- */
 
 struct agent {
+	atomic_bool running; /* sampling is on; beside cfg's hot fields (config.h) */
+	volatile bool restart_pending; /* see agent_restart_check() */
 	struct agent_config cfg;
-	atomic_bool running;  /* sampling is on */
 	uint64_t start_ns;    /* CLOCK_REALTIME of the current profile's start */
 	uint64_t interval_ns; /* 1e9 / hz */
 	_Atomic int
@@ -116,12 +117,11 @@ extern struct agent agent_state;
  * handler, where a replaced allocator (ASan's, say) may still hold the locks
  * it took for the fork.  Cheap enough for every hook to test.
  */
-extern volatile bool agent_restart_pending;
 void agent_restart_slow(void);
 
 static inline void agent_restart_check(void)
 {
-	if (__builtin_expect(agent_restart_pending, 0))
+	if (__builtin_expect(agent_state.restart_pending, 0))
 		agent_restart_slow();
 }
 
@@ -143,14 +143,18 @@ void agent_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * with another thread's slot would bounce between their cores.
  */
 struct __attribute__((aligned(64))) agent_thread {
+	/* the first cache line: everything the malloc and lock hooks read */
 	atomic_int status; /* SLOT_FREE / SLOT_LIVE / SLOT_EXITED */
 	pid_t tid;
-	uintptr_t stack_lo, stack_hi; /* the thread's stack, for the unwinder */
-	struct agent_ring *ring;
 	volatile sig_atomic_t busy;    /* a hot path of this thread is writing a sample */
 	volatile sig_atomic_t in_hook; /* inside a malloc/lock hook: do not recurse */
 	bool internal;		       /* an agent thread: hooks pass through */
 	uint32_t gen;		       /* incremented each time the slot is claimed */
+	struct alloc_sampler alloc;    /* alloc.c */
+	uint64_t alloc_bytes;	       /* bytes this thread ever allocated (regions read it) */
+	uint64_t lock_rng;	       /* lock.c */
+	uintptr_t stack_lo, stack_hi; /* the thread's stack, for the unwinder */
+	struct agent_ring *ring;
 	/* cpu.c */
 	int cpu_timer; /* kernel timer id + 1; 0 = none */
 	/* wall.c: the thread's CPU time after its last wall sample; while it does
@@ -163,11 +167,6 @@ struct __attribute__((aligned(64))) agent_thread {
 	uint32_t labels[AGENT_MAX_LABELS];
 	volatile sig_atomic_t nlabels;
 	int labels_hidden; /* pushes that did not fit, still to be popped */
-	/* alloc.c */
-	struct alloc_sampler alloc;
-	uint64_t alloc_bytes; /* bytes this thread ever allocated (regions read it) */
-	/* lock.c */
-	uint64_t lock_rng;
 	/* labels.c: plateau_request_begin/end; the collector holds this request's samples */
 	uint32_t request;
 	uint32_t request_seq;
@@ -180,6 +179,9 @@ struct __attribute__((aligned(64))) agent_thread {
 	uint32_t wall_next;		 /* the round of the next look (the sampler's) */
 	_Atomic unsigned wall_sent;	 /* wall signals sent to this thread */
 };
+
+_Static_assert(offsetof(struct agent_thread, lock_rng) + sizeof(uint64_t) <= 64,
+	       "the hooks' fields share the slot's first cache line");
 
 /* The calling thread's slot, NULL when it has none (hot: a TLS read). */
 struct agent_thread *agent_thread_self(void);

@@ -118,9 +118,18 @@ static const char *const real_names[R_COUNT] = {
 
 enum { BOOT_UNRESOLVED, BOOT_RESOLVING, BOOT_READY, BOOT_FAILED };
 
-/* Written before boot_state turns READY (release); refresh may fill NULLs later. */
-static _Atomic(void *) real_fns[R_COUNT];
-static atomic_int boot_state;
+/*
+ * What every hook reads, on one cache line (with malloc's to realloc's
+ * real functions): the functions are written before the state turns READY
+ * (release); refresh may fill NULLs later.
+ */
+static struct {
+	atomic_int state;
+	_Atomic(void *) fns[R_COUNT];
+} __attribute__((aligned(64))) boot;
+
+#define real_fns   boot.fns
+#define boot_state boot.state
 static AGENT_TLS bool resolving_here;  /* this thread is in resolve(): dlsym allocates */
 static AGENT_TLS unsigned noslot_nest; /* in_hook for a thread without a slot */
 static size_t page_size = BOOT_PAGE;   /* set before boot_state turns READY */
@@ -317,7 +326,7 @@ static inline NOASAN bool alloc_fast(size_t size)
 {
 	struct agent_thread *t = agent_thread_self();
 
-	if (UNLIKELY(!t || t->in_hook || t->internal || agent_restart_pending))
+	if (UNLIKELY(!t || t->in_hook || t->internal || agent_state.restart_pending))
 		return false;
 	if (sampling_on() &&
 	    (t->alloc.mean != sample_mean() || !alloc_sampler_skip(&t->alloc, size)))

@@ -52,7 +52,6 @@ AGENT_API const char *__asan_default_options(void)
 #define SLOTS 32
 
 struct agent agent_state;
-volatile bool agent_restart_pending; /* never set: no fork restarts here */
 
 void agent_restart_slow(void)
 {
