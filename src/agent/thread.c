@@ -142,10 +142,12 @@ struct agent_thread *agent_thread_register(void)
 		atomic_fetch_add(&agent_state.counters.dropped_nothread, 1);
 		return NULL;
 	}
+	t->internal = self_internal;
+	/* Before stack_bounds: what it allocates is the agent's (in_hook), not
+	 * an allocation of a thread without a slot. */
+	self = t;
 	stack_bounds(t);
 	prctl(PR_GET_NAME, t->name, 0, 0, 0);
-	t->internal = self_internal;
-	self = t;
 	pthread_setspecific(exit_key, t);
 	if (atomic_load(&agent_state.running))
 		agent_cpu_thread_start(t);
@@ -309,8 +311,8 @@ static void *internal_start(void *arg)
 	void *(*fn)(void *) = tr->fn;
 	void *fn_arg = tr->arg;
 
-	stack_shadow_clear();
 	self_internal = true;
+	stack_shadow_clear();
 	/* TR is on the spawner's stack: not touched after this. */
 	atomic_store_explicit(&tr->started, 1, memory_order_release);
 	return fn(fn_arg);

@@ -89,6 +89,9 @@ within "alloc_space estimates the bytes allocated at alloc_site (4 sd)" "$real" 
 within "alloc_objects estimates the number of blocks" 8192 "$(total "$TMP/alloc.pb.gz" alloc_objects alloc_site)" 12
 within "inuse_space: the half never freed is in use at exit" "$((real / 2))" "$(total "$TMP/alloc.pb.gz" inuse_space alloc_site)" 17
 check "allocation stacks name the caller of malloc" grep -q 'main;do_alloc;alloc_site\|main;alloc_site' <(folded "$TMP/alloc.pb.gz" alloc_space)
+LD_PRELOAD=$LIB PLATEAU_MODES=alloc PLATEAU_ALLOC_RATE=1 PLATEAU_OUTPUT=$TMP/storm.pb.gz "$TMP/plain" storm 100
+check "threads' allocations are all accounted: none counted as from a thread without a slot" \
+	sh -c "go tool pprof -raw '$TMP/storm.pb.gz' | grep -qx 'Comment: plateau agent: dropped_no_thread_slot=0'"
 LD_PRELOAD=$LIB PLATEAU_MODES=alloc PLATEAU_ALLOC_RATE=1 PLATEAU_OUTPUT=$TMP/new.pb.gz "$TMP/throw" 100 >/dev/null
 check "C++ new is counted once (rate 1: 100 vectors + 100 exceptions' strings)" \
 	test "$(total "$TMP/new.pb.gz" alloc_objects thrower)" -ge 200 -a "$(total "$TMP/new.pb.gz" alloc_objects thrower)" -le 400
