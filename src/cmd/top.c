@@ -51,9 +51,13 @@ static struct row *make_rows(struct profile *p, uint32_t type, enum func_key by,
 	size_t n = profile_functions(p, type, by, &fs);
 	struct row *rows = xcalloc(n + 1, sizeof(*rows));
 
-	/* Same keys in the same order: frames are shared between the runs. */
+	/*
+	 * Same keys in the same order: frames are shared between the runs.  The
+	 * counts of this type's samples only: one samples/count type may count
+	 * another type's samples too (the agent's cpu and wall).
+	 */
 	if (c->count_type >= 0 && (uint32_t)c->count_type != type)
-		profile_functions(p, (uint32_t)c->count_type, by, &cs);
+		profile_functions_where(p, (uint32_t)c->count_type, type, by, &cs);
 	for (size_t i = 0; i < n; i++) {
 		rows[i].f = fs[i];
 		rows[i].self_n = cs ? (double)cs[i].self : stats_count(c, (double)fs[i].self);

@@ -513,9 +513,14 @@ static void values_init(struct walker *w)
 		v->cnt = v->nn_tot;
 		free(node_array(p, T_BASE_N, &v->bn_self));
 	} else if (v->counter.count_type >= 0) {
+		/* The counts of this type's samples only (the agent counts cpu and
+		 * wall samples in one samples/count type). */
 		v->count_type = v->counter.count_type;
-		if ((uint32_t)v->count_type != l->type)
-			v->cnt = node_array(p, (uint32_t)v->count_type, NULL);
+		if ((uint32_t)v->count_type != l->type) {
+			v->cnt = xmalloc(st_mult(p->nr_nodes, sizeof(int64_t)));
+			profile_node_totals_where(p, (uint32_t)v->count_type, l->type, v->cnt,
+						  NULL);
+		}
 	}
 	if (l->diff)
 		v->base = node_array(p, T_BASE, &v->bself);
@@ -537,7 +542,8 @@ static void layout_totals(struct walker *w, const struct flame_options *o)
 	if (o->total > 0 && o->total * scale > (double)l->total && o->total * scale < 9e18)
 		l->timemax = (int64_t)(o->total * scale);
 	if (v->count_type >= 0) {
-		l->samples = (double)profile_total(p, (uint32_t)v->count_type);
+		l->samples = v->cnt ? (double)v->cnt[0]
+				    : (double)profile_total(p, (uint32_t)v->count_type);
 		l->samples_exact = true;
 	} else {
 		l->samples = count_of(w, l->total);

@@ -623,11 +623,19 @@ static inline int64_t add_saturated(int64_t a, int64_t b)
 
 void profile_node_totals(const struct profile *p, uint32_t type, int64_t *out, int64_t *self)
 {
+	profile_node_totals_where(p, type, PROFILE_ANY_TYPE, out, self);
+}
+
+void profile_node_totals_where(const struct profile *p, uint32_t type, uint32_t where, int64_t *out,
+			       int64_t *self)
+{
 	memset(out, 0, p->nr_nodes * sizeof(*out));
 	for (uint32_t s = 0; s < p->nr_samples; s++) {
+		const int64_t *v = profile_sample_values(p, s);
 		int64_t *o = &out[p->samples[s].node];
 
-		*o = add_saturated(*o, profile_sample_values(p, s)[type]);
+		if (where == PROFILE_ANY_TYPE || v[where])
+			*o = add_saturated(*o, v[type]);
 	}
 	if (self)
 		memcpy(self, out, p->nr_nodes * sizeof(*out));

@@ -242,6 +242,17 @@ int64_t profile_total(const struct profile *p, uint32_t type);
  */
 void profile_node_totals(const struct profile *p, uint32_t type, int64_t *out, int64_t *self);
 
+/* No type: profile_node_totals_where and profile_functions_where take every sample. */
+#define PROFILE_ANY_TYPE UINT32_MAX
+
+/*
+ * As profile_node_totals, over only the samples with a value of type WHERE
+ * (PROFILE_ANY_TYPE: all): the samples/count behind one type of a profile
+ * whose count type is shared by several (the agent's cpu and wall samples).
+ */
+void profile_node_totals_where(const struct profile *p, uint32_t type, uint32_t where, int64_t *out,
+			       int64_t *self);
+
 /* The frame ids of node's stack, root first; returns the depth. */
 size_t profile_node_stack(const struct profile *p, uint32_t node, uint32_t **buf, size_t *alloc);
 
@@ -318,6 +329,14 @@ struct func_stat {
  */
 size_t profile_functions(struct profile *p, uint32_t type, enum func_key by,
 			 struct func_stat **out);
+
+/*
+ * As profile_functions, over only the samples with a value of type WHERE
+ * (PROFILE_ANY_TYPE: all); the same keys in the same order as
+ * profile_functions of any type.
+ */
+size_t profile_functions_where(struct profile *p, uint32_t type, uint32_t where, enum func_key by,
+			       struct func_stat **out);
 
 /* Format a stored value of type for humans ("1.5", "42"). */
 void profile_format_value(const struct profile *p, uint32_t type, int64_t v, char *buf,

@@ -336,6 +336,12 @@ static uint32_t func_key_of(struct profile *p, uint32_t frame, enum func_key by,
 
 size_t profile_functions(struct profile *p, uint32_t type, enum func_key by, struct func_stat **out)
 {
+	return profile_functions_where(p, type, PROFILE_ANY_TYPE, by, out);
+}
+
+size_t profile_functions_where(struct profile *p, uint32_t type, uint32_t where, enum func_key by,
+			       struct func_stat **out)
+{
 	uint32_t nr_frames = p->nr_frames;
 	uint32_t *key_of = xmalloc(st_mult(nr_frames + 1, sizeof(uint32_t)));
 	uint32_t *slot_of, *stamp, nr = 0;
@@ -357,10 +363,11 @@ size_t profile_functions(struct profile *p, uint32_t type, enum func_key by, str
 	}
 	stamp = xcalloc(nr + 1, sizeof(uint32_t));
 	for (uint32_t s = 0; s < p->nr_samples; s++) {
-		int64_t v = profile_sample_values(p, s)[type];
+		const int64_t *vals = profile_sample_values(p, s);
+		int64_t v = vals[type];
 		uint32_t n = p->samples[s].node;
 
-		if (!v || !n)
+		if (!v || !n || (where != PROFILE_ANY_TYPE && !vals[where]))
 			continue;
 		stats[slot_of[key_of[p->nodes[n].frame]]].self += v;
 		/* Count each key once per stack: stamp it with the sample. */

@@ -73,6 +73,50 @@ static void test_functions_self_total(void **state)
 	profile_free(p);
 }
 
+/*
+ * The agent's shape: one samples/count type for two value types (cpu and
+ * wall), each sample carrying a value of one of them (wall samples have a
+ * thread_state label, so they never merge with cpu samples).
+ */
+static void test_counts_where(void **state)
+{
+	struct profile *p = profile_new();
+	const int64_t cpu[3] = {1, 10, 0}, wall[3] = {3, 0, 30}, cpu2[3] = {2, 20, 0};
+	struct label state_label = {.key = profile_intern_str(p, "thread_state"),
+				    .str = profile_intern_str(p, "blocked")};
+	uint32_t blocked = profile_intern_labels(p, &state_label, 1);
+	struct func_stat *fs;
+	int64_t *tot;
+	size_t n;
+
+	(void)state;
+	profile_add_type(p, "samples", "count");
+	profile_add_type(p, "cpu", "nanoseconds");
+	profile_add_type(p, "wall", "nanoseconds");
+	assert_int_equal(profile_add_sample(p, testutil_stack(p, "main;burn"), 0, cpu), 0);
+	assert_int_equal(profile_add_sample(p, testutil_stack(p, "main;burn"), blocked, wall), 0);
+	assert_int_equal(profile_add_sample(p, testutil_stack(p, "main;wait"), blocked, wall), 0);
+	assert_int_equal(profile_add_sample(p, testutil_stack(p, "main;other"), 0, cpu2), 0);
+	tot = malloc(p->nr_nodes * sizeof(int64_t));
+	profile_node_totals_where(p, 0, 1, tot, NULL);
+	assert_int_equal(tot[0], 3); /* the cpu samples: 1 + 2 */
+	profile_node_totals_where(p, 0, 2, tot, NULL);
+	assert_int_equal(tot[0], 6);
+	profile_node_totals_where(p, 0, PROFILE_ANY_TYPE, tot, NULL);
+	assert_int_equal(tot[0], 9);
+	free(tot);
+	n = profile_functions_where(p, 0, 1, FUNC_BY_FUNCTION, &fs);
+	assert_int_equal(find(p, fs, n, "burn")->self, 1);
+	assert_int_equal(find(p, fs, n, "main")->total, 3);
+	assert_int_equal(find(p, fs, n, "wait")->total, 0);
+	free(fs);
+	n = profile_functions_where(p, 0, 2, FUNC_BY_FUNCTION, &fs);
+	assert_int_equal(find(p, fs, n, "burn")->self, 3);
+	assert_int_equal(find(p, fs, n, "main")->total, 6);
+	free(fs);
+	profile_free(p);
+}
+
 static void test_merge_and_types(void **state)
 {
 	struct profile *a = sample_profile(), *b = sample_profile(), *c = profile_new();
@@ -626,6 +670,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tree_and_totals),
 		cmocka_unit_test(test_functions_self_total),
+		cmocka_unit_test(test_counts_where),
 		cmocka_unit_test(test_merge_and_types),
 		cmocka_unit_test(test_filter_prune_scale),
 		cmocka_unit_test(test_labels_split_samples),

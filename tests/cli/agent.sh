@@ -73,6 +73,17 @@ check "wall samples carry the thread state" sh -c "go tool pprof -raw '$TMP/wall
 check "... running too" sh -c "go tool pprof -raw '$TMP/wall.pb.gz' | grep -q 'thread_state:\[running\]'"
 check_status "nanosleep, poll, epoll_wait, select, usleep never see EINTR under wall at 1000 Hz" 0 \
 	env LD_PRELOAD=$LIB PLATEAU_MODES=wall,cpu PLATEAU_HZ=1000 PLATEAU_OUTPUT=$TMP/eintr.pb.gz "$TMP/plain" eintr 1500
+# cpu and wall samples share one samples/count type: each type's intervals
+# and sample count are its own samples'.
+LD_PRELOAD=$LIB PLATEAU_MODES=cpu,wall PLATEAU_HZ=200 PLATEAU_OUTPUT=$TMP/cw.pb.gz "$TMP/plain" wall 400 >/dev/null
+$PLATEAU top -n 0 --sample-type cpu "$TMP/cw.pb.gz" >"$TMP/cw.top"
+check "top: each cpu share lies inside its 95% interval (counts of cpu samples only)" \
+	awk 'NR > 2 { gsub(/\[ */, " "); gsub(/- */, " "); gsub(/\]/, " "); gsub(/%/, "");
+		if ($2 < $3 || $2 > $4 || $6 < $7 || $6 > $8) bad++ } END { exit !(NR > 3 && !bad) }' "$TMP/cw.top"
+n_top=$(sed -n 's/.* from \([0-9,]*\) samples.*/\1/p' "$TMP/cw.top")
+$PLATEAU flamegraph --sample-type cpu -o "$TMP/cw.svg" "$TMP/cw.pb.gz"
+check "flamegraph: the cpu graph's sample count is the cpu samples' ($n_top)" grep -q ">$n_top samples;" "$TMP/cw.svg"
+
 # Idle threads are looked at every 2, 4, then 8 rounds, and still charged every round's time.
 slept=$(LD_PRELOAD=$LIB PLATEAU_MODES=wall PLATEAU_HZ=200 PLATEAU_OUTPUT=$TMP/idle.pb.gz "$TMP/plain" idle 50 1000)
 within "wall: 50 idle threads are charged their time blocked in idler()" "$((slept * 50))" \
