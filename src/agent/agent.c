@@ -263,7 +263,6 @@ static void atfork_child(void)
 		agent_state.restart_pending = true;
 }
 
-
 void agent_restart_slow(void)
 {
 	if (__atomic_exchange_n(&agent_state.restart_pending, false, __ATOMIC_SEQ_CST))

@@ -99,7 +99,7 @@ struct agent_counters {
 /* ---- agent.c ---- */
 
 struct agent {
-	atomic_bool running; /* sampling is on; beside cfg's hot fields (config.h) */
+	atomic_bool running;	       /* sampling is on; beside cfg's hot fields (config.h) */
 	volatile bool restart_pending; /* see agent_restart_check() */
 	struct agent_config cfg;
 	uint64_t start_ns;    /* CLOCK_REALTIME of the current profile's start */
@@ -153,7 +153,7 @@ struct __attribute__((aligned(64))) agent_thread {
 	struct alloc_sampler alloc;    /* alloc.c */
 	uint64_t alloc_bytes;	       /* bytes this thread ever allocated (regions read it) */
 	uint64_t lock_rng;	       /* lock.c */
-	uintptr_t stack_lo, stack_hi; /* the thread's stack, for the unwinder */
+	uintptr_t stack_lo, stack_hi;  /* the thread's stack, for the unwinder */
 	struct agent_ring *ring;
 	/* cpu.c */
 	int cpu_timer; /* kernel timer id + 1; 0 = none */

@@ -54,10 +54,10 @@ struct agent_tag {
 
 struct agent_config {
 	/* first, with agent.running: what every hook reads on one cache line */
-	unsigned modes;		    /* AGENT_MODE_* bits; default cpu */
-	unsigned hz;		    /* samples per second, 1..1000; default 99 */
-	uint64_t alloc_rate;	    /* bytes, 1..1 GiB; default 524288 */
-	uint64_t lock_threshold_ns; /* 0..10 s; default 10000 */
+	unsigned modes;			  /* AGENT_MODE_* bits; default cpu */
+	unsigned hz;			  /* samples per second, 1..1000; default 99 */
+	uint64_t alloc_rate;		  /* bytes, 1..1 GiB; default 524288 */
+	uint64_t lock_threshold_ns;	  /* 0..10 s; default 10000 */
 	char output[AGENT_PATH_MAX];	  /* "" = no file; may hold %p and %% */
 	bool output_default;		  /* output is AGENT_DEFAULT_OUTPUT because
 					neither OUTPUT nor SERVER was set */
