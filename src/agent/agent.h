@@ -93,9 +93,6 @@ struct agent_counters {
 	atomic_uint_fast64_t wall_signals; /* wall samples asked for */
 };
 
-/* The counters export.c writes in a profile's comments. */
-#define AGENT_COUNTER_COMMENTS 10
-
 /* ---- agent.c ---- */
 
 struct agent {

@@ -128,11 +128,9 @@ static struct {
 	_Atomic(void *) fns[R_COUNT];
 } __attribute__((aligned(64))) boot;
 
-#define real_fns   boot.fns
-#define boot_state boot.state
 static AGENT_TLS bool resolving_here;  /* this thread is in resolve(): dlsym allocates */
 static AGENT_TLS unsigned noslot_nest; /* in_hook for a thread without a slot */
-static size_t page_size = BOOT_PAGE;   /* set before boot_state turns READY */
+static size_t page_size = BOOT_PAGE;   /* set before boot.state turns READY */
 static _Alignas(64) unsigned char boot_arena[BOOT_SIZE];
 static atomic_size_t boot_used;
 static atomic_uint_fast64_t seed_counter;
@@ -145,7 +143,7 @@ typedef void *(*realloc_fn)(void *, size_t);
 typedef int (*posix_memalign_fn)(void **, size_t, size_t);
 typedef void *(*memalign_fn)(size_t, size_t);
 
-#define REAL(id, type) ((type)atomic_load_explicit(&real_fns[id], memory_order_relaxed))
+#define REAL(id, type) ((type)atomic_load_explicit(&boot.fns[id], memory_order_relaxed))
 
 /* ---- resolution and the bootstrap arena ---- */
 
@@ -184,8 +182,8 @@ static NOASAN void lookup(bool all)
 	size_t i;
 
 	for (i = all ? 0 : R_NEW; i < R_COUNT; i++)
-		if (!atomic_load_explicit(&real_fns[i], memory_order_relaxed))
-			atomic_store_explicit(&real_fns[i], dlsym(RTLD_NEXT, real_names[i]),
+		if (!atomic_load_explicit(&boot.fns[i], memory_order_relaxed))
+			atomic_store_explicit(&boot.fns[i], dlsym(RTLD_NEXT, real_names[i]),
 					      memory_order_relaxed);
 	/*
 	 * A C program has no operator new, so dlsym leaves an error pending.  It
@@ -207,7 +205,7 @@ static NOASAN bool wait_resolved(void)
 
 	for (spins = 0; spins < BOOT_WAIT_SPINS && s == BOOT_RESOLVING; spins++) {
 		sched_yield();
-		s = atomic_load_explicit(&boot_state, memory_order_acquire);
+		s = atomic_load_explicit(&boot.state, memory_order_acquire);
 	}
 	return s == BOOT_READY;
 }
@@ -220,7 +218,7 @@ static NOINLINE NOASAN bool resolve(void)
 	bool ok = true;
 	size_t i;
 
-	if (!atomic_compare_exchange_strong(&boot_state, &expected, BOOT_RESOLVING)) {
+	if (!atomic_compare_exchange_strong(&boot.state, &expected, BOOT_RESOLVING)) {
 		ok = expected == BOOT_READY ||
 		     (expected == BOOT_RESOLVING && !resolving_here && wait_resolved());
 		errno = saved;
@@ -230,18 +228,18 @@ static NOINLINE NOASAN bool resolve(void)
 	lookup(true);
 	resolving_here = false;
 	for (i = 0; i <= R_POSIX_MEMALIGN; i++)
-		ok = ok && atomic_load_explicit(&real_fns[i], memory_order_relaxed) != NULL;
+		ok = ok && atomic_load_explicit(&boot.fns[i], memory_order_relaxed) != NULL;
 	page = sysconf(_SC_PAGESIZE);
 	if (page > 0)
 		page_size = (size_t)page;
-	atomic_store_explicit(&boot_state, ok ? BOOT_READY : BOOT_FAILED, memory_order_release);
+	atomic_store_explicit(&boot.state, ok ? BOOT_READY : BOOT_FAILED, memory_order_release);
 	errno = saved;
 	return ok;
 }
 
 static inline NOASAN bool real_ready(void)
 {
-	if (atomic_load_explicit(&boot_state, memory_order_acquire) == BOOT_READY)
+	if (atomic_load_explicit(&boot.state, memory_order_acquire) == BOOT_READY)
 		return true;
 	return resolve();
 }
@@ -252,7 +250,7 @@ NOASAN int agent_alloc_init(void)
 
 	real_ready();
 	/* Another thread may be resolving right now: it does not take long. */
-	while ((s = atomic_load_explicit(&boot_state, memory_order_acquire)) == BOOT_RESOLVING)
+	while ((s = atomic_load_explicit(&boot.state, memory_order_acquire)) == BOOT_RESOLVING)
 		sched_yield();
 	return s == BOOT_READY ? 0 : -ENOENT;
 }
@@ -261,7 +259,7 @@ NOASAN void agent_alloc_refresh(void)
 {
 	int saved = errno;
 
-	if (atomic_load_explicit(&boot_state, memory_order_acquire) == BOOT_READY)
+	if (atomic_load_explicit(&boot.state, memory_order_acquire) == BOOT_READY)
 		lookup(false);
 	errno = saved;
 }
@@ -429,7 +427,7 @@ static NOINLINE NOASAN void *malloc_slow(size_t size, uintptr_t ra)
 
 static inline NOASAN bool ready(void)
 {
-	return atomic_load_explicit(&boot_state, memory_order_acquire) == BOOT_READY;
+	return atomic_load_explicit(&boot.state, memory_order_acquire) == BOOT_READY;
 }
 
 AGENT_API NOASAN void *malloc(size_t size)
@@ -583,7 +581,7 @@ static NOASAN void *memalign_via_posix(size_t align, size_t size)
 /* aligned_alloc, memalign (ALIGN, SIZE) or valloc, pvalloc (SIZE) through the real one. */
 static NOASAN void *call_aligned(enum real_id id, size_t align, size_t size)
 {
-	void *fn = atomic_load_explicit(&real_fns[id], memory_order_relaxed);
+	void *fn = atomic_load_explicit(&boot.fns[id], memory_order_relaxed);
 	bool paged = id == R_VALLOC || id == R_PVALLOC;
 
 	if (fn && paged)
@@ -659,7 +657,7 @@ AGENT_API NOASAN int posix_memalign(void **out, size_t align, size_t size)
 /* The real operator new variant V, or malloc when libstdc++ had none for us. */
 static NOASAN void *real_new(unsigned v, size_t size, size_t align)
 {
-	void *fn = atomic_load_explicit(&real_fns[R_NEW + v], memory_order_relaxed);
+	void *fn = atomic_load_explicit(&boot.fns[R_NEW + v], memory_order_relaxed);
 
 	if (!fn) {
 		if (v & NEW_ALIGNED)
@@ -768,7 +766,7 @@ static inline NOASAN void delete_hook(unsigned shape, unsigned array, void *p, s
 	agent_live_remove((uintptr_t)p);
 	if (!real_ready())
 		return;
-	fn = atomic_load_explicit(&real_fns[R_DELETE + shape * 2 + array], memory_order_relaxed);
+	fn = atomic_load_explicit(&boot.fns[R_DELETE + shape * 2 + array], memory_order_relaxed);
 	if (!fn) {
 		REAL(R_FREE, free_fn)(p);
 		return;

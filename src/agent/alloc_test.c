@@ -972,7 +972,7 @@ static void test_bootstrap_arena(void **state)
 	assert_true(ready_before_init);
 	assert_int_equal(agent_alloc_init(), 0);
 	/* Another thread resolving for too long: wait, then fall back to the arena. */
-	atomic_store(&boot_state, BOOT_RESOLVING);
+	atomic_store(&boot.state, BOOT_RESOLVING);
 	p = v_malloc(8);
 	assert_true(boot_owns(p));
 	/* As dlsym's allocations on the resolving thread. */
@@ -1000,7 +1000,7 @@ static void test_bootstrap_arena(void **state)
 	v_free(p);
 	_ZdlPv(n);
 	resolving_here = false;
-	atomic_store(&boot_state, BOOT_READY);
+	atomic_store(&boot.state, BOOT_READY);
 	r = v_realloc(q, 5000);
 	assert_non_null(r);
 	assert_false(boot_owns(r));
@@ -1045,26 +1045,26 @@ static void test_lazy_resolve_race(void **state)
 
 	(void)state;
 	for (i = 0; i < R_COUNT; i++)
-		saved[i] = atomic_load(&real_fns[i]);
+		saved[i] = atomic_load(&boot.fns[i]);
 	assert_int_equal(pthread_barrier_init(&race_barrier, NULL, 5), 0);
 	for (i = 0; i < 4; i++)
 		assert_int_equal(pthread_create(&th[i], NULL, race_main, NULL), 0);
-	atomic_store(&boot_state, BOOT_UNRESOLVED);
+	atomic_store(&boot.state, BOOT_UNRESOLVED);
 	for (i = 0; i < R_COUNT; i++)
-		atomic_store(&real_fns[i], NULL);
+		atomic_store(&boot.fns[i], NULL);
 	pthread_barrier_wait(&race_barrier);
 	for (i = 0; i < 4; i++) {
 		assert_int_equal(pthread_join(th[i], &rc), 0);
 		assert_null(rc);
 	}
 	pthread_barrier_destroy(&race_barrier);
-	assert_int_equal(atomic_load(&boot_state), BOOT_READY);
+	assert_int_equal(atomic_load(&boot.state), BOOT_READY);
 	for (i = 0; i < R_COUNT; i++)
-		assert_ptr_equal(atomic_load(&real_fns[i]), saved[i]);
+		assert_ptr_equal(atomic_load(&boot.fns[i]), saved[i]);
 	/* Refresh finds nothing new and changes nothing. */
 	agent_alloc_refresh();
 	for (i = 0; i < R_COUNT; i++)
-		assert_ptr_equal(atomic_load(&real_fns[i]), saved[i]);
+		assert_ptr_equal(atomic_load(&boot.fns[i]), saved[i]);
 }
 
 static int group_setup(void **state)
@@ -1102,6 +1102,6 @@ int main(void)
 
 	/* Nothing here called agent_alloc_init: the loader's and libc's first
 	 * allocations made the hooks resolve themselves. */
-	ready_before_init = atomic_load(&boot_state) == BOOT_READY;
+	ready_before_init = atomic_load(&boot.state) == BOOT_READY;
 	return cmocka_run_group_tests_name("alloc", tests, group_setup, group_teardown);
 }

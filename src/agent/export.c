@@ -195,6 +195,8 @@ static void add_live(const struct agent_live_entry *le, void *arg)
 	agent_agg_add(inuse, &k);
 }
 
+#define COUNTER_COMMENTS 10 /* the counters below */
+
 static void counters_comments(char (*buf)[96], const char **out, uint32_t *n)
 {
 	const struct agent_counters *c = &agent_state.counters;
@@ -214,7 +216,7 @@ static void counters_comments(char (*buf)[96], const char **out, uint32_t *n)
 		{"wall_signals", atomic_load(&c->wall_signals)},
 	};
 
-	_Static_assert(sizeof(rows) / sizeof(rows[0]) == AGENT_COUNTER_COMMENTS, "cbuf's size");
+	_Static_assert(sizeof(rows) / sizeof(rows[0]) == COUNTER_COMMENTS, "cbuf's size");
 
 	*n = 0;
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
@@ -247,8 +249,8 @@ static void region_comments(char (*buf)[320], const char **out, uint32_t *n, uin
 int agent_export_encode(const struct agent_agg *a, bool inuse, uint64_t start_ns, uint64_t end_ns,
 			struct agent_symtab **st, uint8_t **out, size_t *outlen)
 {
-	static char cbuf[AGENT_COUNTER_COMMENTS][96], rbuf[64][320];
-	const char *comments[AGENT_COUNTER_COMMENTS + 64];
+	static char cbuf[COUNTER_COMMENTS][96], rbuf[64][320];
+	const char *comments[COUNTER_COMMENTS + 64];
 	struct agent_pprof_input in;
 	struct export x;
 	struct agent_agg live;
@@ -295,7 +297,7 @@ int agent_export_encode(const struct agent_agg *a, bool inuse, uint64_t start_ns
 	in.time_nanos = (int64_t)start_ns;
 	in.duration_nanos = (int64_t)(end_ns - start_ns);
 	counters_comments(cbuf, comments, &in.ncomments);
-	region_comments(rbuf, comments, &in.ncomments, AGENT_COUNTER_COMMENTS + 64);
+	region_comments(rbuf, comments, &in.ncomments, COUNTER_COMMENTS + 64);
 	in.comments = comments;
 	in.samples = x.samples;
 	in.nsamples = x.n;

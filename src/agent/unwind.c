@@ -552,7 +552,7 @@ static uw_rule module_rule(const struct uw_module *m, uintptr_t pc)
 	uint32_t off = (uint32_t)(pc - m->lo);
 	size_t lo = 0, hi = m->nrows, b = off >> m->block_shift;
 
-	if (m->block && b < m->nblocks) {
+	if (b < m->nblocks) { /* none: no rows */
 		lo = m->block[b];
 		hi = m->block[b + 1];
 	}

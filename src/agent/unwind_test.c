@@ -279,18 +279,34 @@ TEST void cb_sample(void *arg)
 	sink++;
 }
 
+/* One frame of an expected walk: the function it lies in, and its return address (0: any). */
+struct hop {
+	const char *fn;
+	uintptr_t ra;
+};
+
+/* From frame K of S on: frame K + i lies in HOPS[i].fn, and frame K + i + 1 is its ra - 1. */
+static void assert_hops(const struct sample *s, size_t k, const struct hop *hops, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		assert_true(s->n > k + i + (hops[i].ra != 0));
+		assert_true(pc_in(s->pcs[k + i], hops[i].fn));
+		if (hops[i].ra)
+			assert_int_equal(s->pcs[k + i + 1], hops[i].ra - 1);
+	}
+}
+
 /* The fixture chain in S after cb_sample: fx_level3, 2, 1, then the test at RA. */
 static void assert_fixture_chain(const struct sample *s, size_t k)
 {
-	assert_true(s->n > k + 4);
-	assert_true(pc_in(s->pcs[k], "cb_sample"));
-	assert_int_equal(s->pcs[k + 1], cb_ra - 1);
-	assert_true(pc_in(s->pcs[k + 1], "fx_level3"));
-	assert_int_equal(s->pcs[k + 2], fx_ra[3] - 1);
-	assert_true(pc_in(s->pcs[k + 2], "fx_level2"));
-	assert_int_equal(s->pcs[k + 3], fx_ra[2] - 1);
-	assert_true(pc_in(s->pcs[k + 3], "fx_level1"));
-	assert_int_equal(s->pcs[k + 4], fx_ra[1] - 1);
+	const struct hop hops[] = {
+		{"cb_sample", cb_ra},
+		{"fx_level3", fx_ra[3]},
+		{"fx_level2", fx_ra[2]},
+		{"fx_level1", fx_ra[1]},
+	};
+
+	assert_hops(s, k, hops, 4);
 }
 
 /* HERE, walked inside the handler, continues through the signal frame into FULL. */
@@ -378,14 +394,12 @@ static void test_signal_realigned(void **state)
 	mode = MODE_ONE;
 	fx_aligned(cb_drap, NULL);
 	k = assert_matches_backtrace(&s_full);
-	assert_true(pc_in(s_full.pcs[k], "cb_sample"));
-	assert_int_equal(s_full.pcs[k + 1], cb_ra - 1);
-	assert_true(pc_in(s_full.pcs[k + 1], "fx_drap"));
-	assert_int_equal(s_full.pcs[k + 2], fx_drap_ra - 1);
-	assert_true(pc_in(s_full.pcs[k + 2], "cb_drap"));
-	assert_int_equal(s_full.pcs[k + 3], cb_drap_ra - 1);
-	assert_true(pc_in(s_full.pcs[k + 3], "fx_aligned"));
-	assert_int_equal(s_full.pcs[k + 4], fx_aligned_ra - 1);
+	assert_hops(&s_full, k,
+		    (const struct hop[]){{"cb_sample", cb_ra},
+					 {"fx_drap", fx_drap_ra},
+					 {"cb_drap", cb_drap_ra},
+					 {"fx_aligned", fx_aligned_ra}},
+		    4);
 	assert_same(&s_free, &s_full);
 	assert_sigframe_tail(&s_here, &s_full);
 }
@@ -462,11 +476,10 @@ static void test_signal_nocfi(void **state)
 	mode = MODE_ONE;
 	call_nocfi();
 	k = find_pc(&s_full, sample_ra - 1);
-	assert_true(pc_in(s_full.pcs[k], "cb_sample"));
-	assert_int_equal(s_full.pcs[k + 1], cb_ra - 1);
-	assert_true(pc_in(s_full.pcs[k + 1], "fx_nocfi"));
-	assert_true(pc_in(s_full.pcs[k + 2], "call_nocfi"));
-	assert_int_equal(s_full.pcs[k + 3], nocfi_ra - 1);
+	assert_hops(&s_full, k,
+		    (const struct hop[]){
+			    {"cb_sample", cb_ra}, {"fx_nocfi", 0}, {"call_nocfi", nocfi_ra}},
+		    3);
 	/* from call_nocfi's caller on, the frames agent_unwind_here saw there */
 	assert_false(nocfi_ref.truncated);
 	assert_int_equal(s_full.n - (k + 3), nocfi_ref.n - 1);
@@ -501,11 +514,10 @@ static void test_signal_rbx(void **state)
 	mode = MODE_ONE;
 	fx_rbx(cb_rbx, NULL);
 	k = assert_matches_backtrace(&s_full);
-	assert_true(pc_in(s_full.pcs[k], "cb_sample"));
-	assert_int_equal(s_full.pcs[k + 1], cb_ra - 1);
-	assert_true(pc_in(s_full.pcs[k + 1], "cb_rbx"));
-	assert_int_equal(s_full.pcs[k + 2], cb_rbx_ra - 1);
-	assert_true(pc_in(s_full.pcs[k + 2], "fx_rbx"));
+	assert_hops(
+		&s_full, k,
+		(const struct hop[]){{"cb_sample", cb_ra}, {"cb_rbx", cb_rbx_ra}, {"fx_rbx", 0}},
+		3);
 	assert_same(&s_free, &s_full);
 	assert_sigframe_tail(&s_here, &s_full);
 }

@@ -35,14 +35,21 @@ struct walker {
 	double minw; /* values narrower than this are omitted */
 };
 
-static int64_t *node_array(const struct profile *p, uint32_t type, int64_t **self)
+/* Node totals of TYPE over the samples with a value of WHERE (PROFILE_ANY_TYPE: all). */
+static int64_t *node_array_where(const struct profile *p, uint32_t type, uint32_t where,
+				 int64_t **self)
 {
 	int64_t *tot = xmalloc(st_mult(p->nr_nodes, sizeof(int64_t)));
 
 	if (self)
 		*self = xmalloc(st_mult(p->nr_nodes, sizeof(int64_t)));
-	profile_node_totals(p, type, tot, self ? *self : NULL);
+	profile_node_totals_where(p, type, where, tot, self ? *self : NULL);
 	return tot;
+}
+
+static int64_t *node_array(const struct profile *p, uint32_t type, int64_t **self)
+{
+	return node_array_where(p, type, PROFILE_ANY_TYPE, self);
 }
 
 static void values_release(struct values *v)
@@ -516,11 +523,8 @@ static void values_init(struct walker *w)
 		/* The counts of this type's samples only (the agent counts cpu and
 		 * wall samples in one samples/count type). */
 		v->count_type = v->counter.count_type;
-		if ((uint32_t)v->count_type != l->type) {
-			v->cnt = xmalloc(st_mult(p->nr_nodes, sizeof(int64_t)));
-			profile_node_totals_where(p, (uint32_t)v->count_type, l->type, v->cnt,
-						  NULL);
-		}
+		if ((uint32_t)v->count_type != l->type)
+			v->cnt = node_array_where(p, (uint32_t)v->count_type, l->type, NULL);
 	}
 	if (l->diff)
 		v->base = node_array(p, T_BASE, &v->bself);
