@@ -32,9 +32,11 @@
 #include "store/timeparse.h"
 #include "util/alloc.h"
 #include "util/clock.h"
+#include "util/common.h"
 
-#define NSEC		INT64_C(1000000000)
-#define PUSH_LABELS_MAX 32
+#define NSEC		 INT64_C(1000000000)
+#define PUSH_LABELS_MAX	 32
+#define BODY_RESERVE_MAX ((size_t)4 << 20) /* bytes a body's first chunk reserves at most */
 
 enum route {
 	R_HEALTH,
@@ -874,6 +876,7 @@ static enum MHD_Result on_headers(struct server *s, struct MHD_Connection *c, st
 				  const char *method, const char *url)
 {
 	const char *label, *cl;
+	unsigned long long expect;
 
 	rq->route = route_of(method, url, &label);
 	if (atomic_fetch_add(&s->inflight, 1) >= s->cfg.max_concurrent) {
@@ -892,13 +895,13 @@ static enum MHD_Result on_headers(struct server *s, struct MHD_Connection *c, st
 				   "missing or invalid API token (Authorization: Bearer TOKEN)");
 	}
 	cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-	if (cl && strtoull(cl, NULL, 10) > s->cfg.max_body) {
+	expect = cl ? strtoull(cl, NULL, 10) : 0;
+	if (expect > s->cfg.max_body) {
 		reject(s, REJ_BODY);
 		return reply_error(s, c, rq, MHD_HTTP_CONTENT_TOO_LARGE,
 				   "request body over max-body");
 	}
-	if (cl)
-		rq->expect = (size_t)strtoull(cl, NULL, 10);
+	rq->expect = (size_t)expect;
 	return MHD_YES;
 }
 
@@ -945,9 +948,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return MHD_YES;
 	}
 	if (*upload_size) {
-		/* One allocation for the body, not a doubling per few chunks. */
+		/* One allocation for the body, not a doubling per few chunks (a
+		 * claimed length past BODY_RESERVE_MAX is not taken on trust). */
 		if (!rq->body.alloc && rq->expect > *upload_size)
-			strbuf_grow(&rq->body, rq->expect);
+			strbuf_grow(&rq->body, MIN(rq->expect, BODY_RESERVE_MAX));
 		if (rq->body.len + *upload_size > s->cfg.max_body)
 			rq->too_big = true;
 		else

@@ -1243,7 +1243,7 @@ struct sibling {
 
 struct siblings_ctx {
 	struct profile *dst;
-	struct sibling *sib;
+	struct sibling *sib, *first;
 	int64_t *seen; /* blob ids merged */
 	size_t nseen, alloc;
 	bool mixed; /* rows unlike a shared push: roll one by one */
@@ -1265,6 +1265,11 @@ static int merge_sibling_row(const struct store_row *r, void *arg)
 	for (size_t i = 0; i < c->nseen; i++)
 		if (c->seen[i] == r->blob_id)
 			return 0;
+	/* A blob the first sibling did not read: not one shared push (below). */
+	if (c->sib != c->first) {
+		c->mixed = true;
+		return 1;
+	}
 	ALLOC_GROW(c->seen, c->nseen + 1, c->alloc);
 	c->seen[c->nseen++] = r->blob_id;
 	if (blob_merge_into(c->dst, r->blob, r->len, NULL, &err) == 0)
@@ -1297,7 +1302,7 @@ static void types_used(const struct profile *p, bool *used)
 static int roll_siblings(struct service *sv, struct sibling *sib, size_t n, bool *mixed,
 			 struct error *err)
 {
-	struct siblings_ctx c = {.dst = profile_new(), .err = err};
+	struct siblings_ctx c = {.dst = profile_new(), .first = sib, .err = err};
 	int level = sib[0].w->level;
 	int64_t t0 = sib[0].w->t0, t1 = t0 + store_level_ns[level], gens[SIBLINGS_MAX];
 	struct store_row rows[SIBLINGS_MAX];
@@ -1315,7 +1320,8 @@ static int roll_siblings(struct service *sv, struct sibling *sib, size_t n, bool
 	 * Merged with all their types, the blobs stand for every sibling only
 	 * when every sibling read them all: a series that read a blob of its
 	 * own instead (a push of its type alone, a rollup made apart) would
-	 * count the others' values twice.
+	 * count the others' values twice.  A blob beyond the first sibling's
+	 * stopped the merge already; here, a sibling that read fewer.
 	 */
 	for (size_t i = 0; i < n && rc == 0; i++)
 		c.mixed |= sib[i].blobs != c.nseen;
