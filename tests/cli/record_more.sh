@@ -129,8 +129,13 @@ check "deleted: no 'file deleted' reason in the summary" awk '/^plateau record: 
 
 # --- 3. the vDSO: clock_gettime(CLOCK_MONOTONIC) in a loop ------------------
 rec vdso -F 999 -o "$TMP/vdso.folded" -- "$BIN/vdso" 300
+# This kernel's vDSO functions that no symbol names (a helper kept out of
+# line; the vDSO exports only its entry points) may show by their start,
+# under a named one; every other frame is named.
+vdso_allow=()
+while read -r f; do vdso_allow+=("--allow=$f"); done < <(python3 "$R/vdso_unnamed.py")
 fcheck "vdso: frames below vdso_caller are named, not [vdso]+0x..." \
-	below "$TMP/vdso.folded" vdso_caller '\[vdso\].*' '.*\+0x[0-9a-f]+'
+	below "$TMP/vdso.folded" vdso_caller "${vdso_allow[@]}" '\[vdso\].*' '.*\+0x[0-9a-f]+'
 fcheck "vdso: the vDSO's function named below libc's clock_gettime" \
 	chain "$TMP/vdso.folded" 0.5 vdso_caller clock_gettime '(__vdso_)?clock_gettime'
 check "vdso: no status line when stderr is not a terminal" awk '/\r/ { exit 1 }' "$TMP/vdso.err"
