@@ -64,14 +64,19 @@ static int parse_name(struct name_parser *np)
 /* The label name at np->c.p, '.' read as '_' (label_key_map()); *mapped says so. */
 static int parse_key(struct name_parser *np, const char **key, bool *mapped)
 {
-	size_t len = strspn(np->c.p, PYROSCOPE_KEY_CHARS);
+	size_t len = strspn(np->c.p, PYROSCOPE_KEY_CHARS), upto = strcspn(np->c.p, "=,}");
 	char raw[LABEL_KEY_MAX + 2], name[LABEL_KEY_MAX + 1], q[QUOTE_SIZE];
 
-	if (len == 0)
+	/* The whole name up to its '=', for the message when a byte is not ours. */
+	while (upto > len && text_is_space(np->c.p[upto - 1]))
+		upto--;
+	if (len == 0 && upto == 0)
 		return text_expected(&np->c, "a label name or '}'");
 	memcpy(raw, np->c.p, MIN(len, sizeof(raw) - 1));
 	raw[MIN(len, sizeof(raw) - 1)] = '\0';
-	*mapped = len <= LABEL_KEY_MAX && label_key_map(raw, name);
+	*mapped = len == upto && len <= LABEL_KEY_MAX && label_key_map(raw, name);
+	if (upto > len)
+		len = upto;
 	if (!*mapped && !label_key_valid(np->c.p, len))
 		return text_fail_at(&np->c, np->c.p, len > LABEL_KEY_MAX ? ERR_LIMIT : ERR_FORMAT,
 				    "label name %s must match [A-Za-z_.][A-Za-z0-9_.]* with '.' "

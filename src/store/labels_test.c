@@ -404,9 +404,12 @@ static void test_ingest_name_errors(void **state)
 			  "'_') with different values");
 	expect_name_error("foo{__name..=x}", ERR_FORMAT,
 			  "ingest name: column 5: label name \"__name__\" is reserved");
-	expect_name_error(
-		"foo{a-b=x}", ERR_FORMAT,
-		"ingest name: column 6: expected '=' after the label name, found \"-b=x}\"");
+	expect_name_error("foo{a-b=x}", ERR_FORMAT,
+			  "ingest name: column 5: label name \"a-b\" must match "
+			  "[A-Za-z_.][A-Za-z0-9_.]* with '.' read as '_' (at most 64 bytes)");
+	expect_name_error("foo{a/b.c =x}", ERR_FORMAT,
+			  "ingest name: column 5: label name \"a/b.c\" must match "
+			  "[A-Za-z_.][A-Za-z0-9_.]* with '.' read as '_' (at most 64 bytes)");
 	expect_name_error(
 		"foo{a=x\ty}", ERR_FORMAT,
 		"ingest name: column 7: label \"a\" has a control character in its value");
