@@ -49,8 +49,8 @@ static void check_ingest_name(const char *text)
 {
 	struct error err = ERROR_INIT;
 	struct series *s = NULL, view;
-	size_t i;
-	int rc = ingest_name_parse(text, &s, &err);
+	size_t i, renamed;
+	int rc = ingest_name_parse(text, &s, &renamed, &err);
 
 	if (rc) {
 		check_error(&err, rc, "ingest name: ");

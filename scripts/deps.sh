@@ -1,8 +1,27 @@
 #!/bin/sh
-# Install every Debian package plateau's build, tests and benchmarks need.
+# Install every Debian package plateau's build, tests and benchmarks need,
+# then the npm packages the client tests run (pinned by package-lock.json).
 # Idempotent and fast when everything is present: dpkg is asked first and
-# apt-get runs only for what is missing.  Uses sudo only when not root.
+# apt-get runs only for what is missing; npm ci runs only when a test
+# package's node_modules is missing or older than its lock file.  Uses
+# sudo only when not root.
 set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+
+# npm_deps: the real Pyroscope SDKs the client tests push with
+# (tests/cli/clients.sh).  The stamp is a copy of the lock file it
+# installed, so a changed lock file installs again.
+npm_deps() {
+	for dir in "$top/tests/clients/node"; do
+		stamp=$dir/node_modules/.plateau-installed-lock
+		if [ -f "$stamp" ] && cmp -s "$dir/package-lock.json" "$stamp"; then
+			continue
+		fi
+		echo "deps: npm ci in ${dir#"$top"/}" >&2
+		npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error >&2
+		cp "$dir/package-lock.json" "$stamp"
+	done
+}
 
 PKGS="
 build-essential pkg-config meson ninja-build
@@ -26,7 +45,10 @@ for p in $PKGS; do
 done
 # The UI tests run node + npm; any node will do (e.g. nodesource's, which bundles npm).
 command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 || missing="$missing nodejs npm"
-[ -z "$missing" ] && exit 0
+if [ -z "$missing" ]; then
+	npm_deps
+	exit 0
+fi
 
 if [ "$(id -u)" -eq 0 ]; then
 	SUDO=""
@@ -40,3 +62,4 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq >&2 || true
 # shellcheck disable=SC2086
 $SUDO apt-get install -y -qq --no-install-recommends $missing >&2
+npm_deps

@@ -406,12 +406,13 @@ static enum MHD_Result on_ingest(struct server *s, struct MHD_Connection *c, str
 	enum profile_format f = FMT_FOLDED;
 	const char **names = NULL, **aggs = NULL;
 	const char *agg = arg(c, "aggregationType");
+	size_t renamed = 0;
 	int rc;
 
 	if (!name)
 		return push_error(s, c, rq,
 				  &(struct error){ERR_FORMAT, "name: missing (app.cpu{k=v})"});
-	rc = ingest_name_parse(name, &se, &err);
+	rc = ingest_name_parse(name, &se, &renamed, &err);
 	if (rc == 0)
 		rc = push_window(c, &req.t0, &req.t1, &err);
 	if (rc == 0 && format && strcmp(format, "folded") && strcmp(format, "pprof") &&
@@ -451,6 +452,7 @@ static enum MHD_Result on_ingest(struct server *s, struct MHD_Connection *c, str
 				aggs[t] = agg;
 		}
 		req.aggregations = aggs;
+		req.renamed = renamed;
 		rc = service_ingest(s->sv, &req, p, &err);
 	}
 	free(names);
@@ -784,6 +786,10 @@ static enum MHD_Result on_metrics(struct server *s, struct MHD_Connection *c, st
 		"# HELP plateau_ingest_blob_bytes_total Bytes of stored profile blobs.\n"
 		"# TYPE plateau_ingest_blob_bytes_total counter\n"
 		"plateau_ingest_blob_bytes_total %llu\n"
+		"# HELP plateau_ingest_labels_renamed_total Label names of stored pushes mapped "
+		"as Pyroscope maps them ('.' to '_').\n"
+		"# TYPE plateau_ingest_labels_renamed_total counter\n"
+		"plateau_ingest_labels_renamed_total %llu\n"
 		"# HELP plateau_series Series in the store.\n"
 		"# TYPE plateau_series gauge\n"
 		"plateau_series %llu\n"
@@ -809,10 +815,10 @@ static enum MHD_Result on_metrics(struct server *s, struct MHD_Connection *c, st
 		"# HELP plateau_query_duration_seconds Query latency.\n"
 		"# TYPE plateau_query_duration_seconds histogram\n",
 		(unsigned long long)s->body_bytes, (unsigned long long)sc.ingested,
-		(unsigned long long)sc.ingest_bytes, (unsigned long long)sc.series,
-		(long long)st.bytes_disk, (long long)st.rows, (long long)st.stale,
-		(unsigned long long)sc.rollups, (unsigned long long)sc.rollups_shared,
-		(unsigned long long)sc.deleted);
+		(unsigned long long)sc.ingest_bytes, (unsigned long long)sc.labels_renamed,
+		(unsigned long long)sc.series, (long long)st.bytes_disk, (long long)st.rows,
+		(long long)st.stale, (unsigned long long)sc.rollups,
+		(unsigned long long)sc.rollups_shared, (unsigned long long)sc.deleted);
 	for (size_t i = 0; i < NLAT; i++)
 		strbuf_addf(&out, "plateau_query_duration_seconds_bucket{le=\"%g\"} %llu\n",
 			    latency_le[i], (unsigned long long)s->lat_bucket[i]);

@@ -218,6 +218,15 @@ static bool label_allowed(const struct service *sv, const char *key)
 	return false;
 }
 
+/* Whether labels[0..n), in any order, have KEY. */
+static bool labels_get_any(const struct series_label *labels, size_t n, const char *key)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(labels[i].key, key))
+			return true;
+	return false;
+}
+
 struct kv {
 	const char *key, *value;
 };
@@ -430,6 +439,7 @@ struct groups {
 	uint32_t *of; /* per sample */
 	struct group *v;
 	size_t n;
+	size_t renamed; /* promoted sample label names mapped, over the groups */
 };
 
 static bool promoted(const struct service *sv, const char *key)
@@ -456,8 +466,36 @@ static bool group_same(const struct group *a, const struct group *b)
 	return labels_same(a->labels, a->n, b->labels, b->n);
 }
 
+/*
+ * Add sample label KEY=VALUE (P's strings) to G when it is promoted, its
+ * name mapped as Pyroscope maps it (the new name interned in P).
+ */
+static int group_add(const struct service *sv, struct profile *p, struct group *g, const char *key,
+		     const char *value, size_t *renamed, struct error *err)
+{
+	char mapped[LABEL_KEY_MAX + 1];
+	bool was_mapped = label_key_map(key, mapped);
+
+	if (was_mapped)
+		key = profile_str(p, profile_intern_str(p, mapped));
+	if (!promoted(sv, key) || g->n == LABELS_MAX)
+		return 0;
+	for (size_t j = 0; j < g->n; j++) {
+		if (strcmp(g->labels[j].key, key))
+			continue;
+		if (strcmp(g->labels[j].value, value))
+			return error_set(err, ERR_FORMAT,
+					 "sample label \"%s\" is given twice with different values",
+					 key);
+		return 0;
+	}
+	*renamed += was_mapped;
+	g->labels[g->n++] = (struct series_label){key, value};
+	return 0;
+}
+
 /* Split P's samples by their promoted labels (their strings are P's). */
-static int groups_build(const struct service *sv, const struct profile *p, struct groups *gs,
+static int groups_build(const struct service *sv, struct profile *p, struct groups *gs,
 			struct error *err)
 {
 	uint32_t *set_group = xmalloc((p->nr_labelsets + 1) * sizeof(*set_group));
@@ -466,19 +504,19 @@ static int groups_build(const struct service *sv, const struct profile *p, struc
 	gs->of = xmalloc((p->nr_samples + 1) * sizeof(*gs->of));
 	gs->v = NULL;
 	gs->n = 0;
+	gs->renamed = 0;
 	/* A label set maps to one group: work per set, not per sample. */
 	for (uint32_t set = 0; set < p->nr_labelsets && rc == 0; set++) {
 		struct group g = {.n = 0};
-		size_t nl, k;
+		size_t nl, k, renamed = 0;
 		const struct label *l = profile_labels(p, set, &nl);
 
-		for (size_t i = 0; i < nl && g.n < LABELS_MAX; i++) {
-			const char *key = profile_str(p, l[i].key);
-
-			if (l[i].str && promoted(sv, key))
-				g.labels[g.n++] =
-					(struct series_label){key, profile_str(p, l[i].str)};
-		}
+		for (size_t i = 0; i < nl && rc == 0; i++)
+			if (l[i].str)
+				rc = group_add(sv, p, &g, profile_str(p, l[i].key),
+					       profile_str(p, l[i].str), &renamed, err);
+		if (rc)
+			break;
 		labels_sort(g.labels, g.n);
 		for (k = 0; k < gs->n && !group_same(&gs->v[k], &g); k++)
 			;
@@ -492,6 +530,7 @@ static int groups_build(const struct service *sv, const struct profile *p, struc
 			}
 			gs->v = xrealloc(gs->v, (gs->n + 1) * sizeof(*gs->v));
 			gs->v[gs->n++] = g;
+			gs->renamed += renamed;
 		}
 		set_group[set] = (uint32_t)k;
 	}
@@ -525,6 +564,36 @@ static uint32_t max_depth(const struct profile *p)
 #define SESSION_LABEL "__session_id__"
 
 /*
+ * Pyroscope's service_name is the app: with one among LABELS[0..*N), the
+ * series is its value's, the label goes and app_name keeps the push's
+ * own app name when that differs (as Pyroscope's ingest adapter does;
+ * not when the allow-list leaves app_name out).
+ */
+static int service_name_app(const struct service *sv, const struct ingest_req *req,
+			    struct series_label *labels, size_t *n, const char **app,
+			    struct error *err)
+{
+	size_t i;
+
+	*app = req->app;
+	for (i = 0; i < *n && strcmp(labels[i].key, LABEL_SERVICE); i++)
+		;
+	if (i == *n)
+		return 0;
+	*app = labels[i].value;
+	if (!series_app_valid(*app, strlen(*app)))
+		return error_set(err, ERR_FORMAT,
+				 "label \"%s\" names the app: \"%.100s\" must be 1 to %d bytes "
+				 "of [A-Za-z0-9._-]",
+				 LABEL_SERVICE, *app, SERIES_APP_MAX);
+	labels[i] = labels[--*n];
+	if (strcmp(*app, req->app) && !labels_get_any(labels, *n, LABEL_APP_NAME) &&
+	    label_allowed(sv, LABEL_APP_NAME))
+		labels[(*n)++] = (struct series_label){LABEL_APP_NAME, req->app};
+	return 0;
+}
+
+/*
  * Validate the push's labels and the group's and build the series of type
  * TYPE into S (labels in LABELS); KEY gets its key.  A label of the push
  * wins over a sample label of the same name.
@@ -534,6 +603,7 @@ static int push_series(struct service *sv, const struct ingest_req *req, const c
 		       char *key, size_t keysize, struct error *err)
 {
 	size_t n = 0, need;
+	const char *app;
 
 	for (size_t i = 0; i < req->nlabels; i++) {
 		/*
@@ -543,7 +613,8 @@ static int push_series(struct service *sv, const struct ingest_req *req, const c
 		 */
 		if (!strcmp(req->labels[i].key, SESSION_LABEL))
 			continue;
-		if (!label_allowed(sv, req->labels[i].key))
+		if (!label_allowed(sv, req->labels[i].key) &&
+		    strcmp(req->labels[i].key, LABEL_SERVICE))
 			return error_set(err, ERR_LIMIT, "label \"%s\" is not in the allow-list",
 					 req->labels[i].key);
 		if (n == LABELS_MAX)
@@ -551,18 +622,16 @@ static int push_series(struct service *sv, const struct ingest_req *req, const c
 		labels[n++] = req->labels[i];
 	}
 	for (size_t i = 0; i < g->n; i++) {
-		bool dup = false;
-
-		for (size_t j = 0; j < req->nlabels && !dup; j++)
-			dup = !strcmp(req->labels[j].key, g->labels[i].key);
-		if (dup)
+		if (labels_get_any(req->labels, req->nlabels, g->labels[i].key))
 			continue;
 		if (n == LABELS_MAX)
 			return error_set(err, ERR_LIMIT,
 					 "more than %d labels with the samples' own", LABELS_MAX);
 		labels[n++] = g->labels[i];
 	}
-	*s = (struct series){req->app, type, labels, n};
+	if (service_name_app(sv, req, labels, &n, &app, err) < 0)
+		return err->code;
+	*s = (struct series){app, type, labels, n};
 	if (series_validate(s, err) < 0)
 		return err->code;
 	need = series_key_format(s, key, keysize);
@@ -747,8 +816,9 @@ static int aggregation(const char *type, const char *agg, bool *average, struct 
 	return 0;
 }
 
-int service_ingest(struct service *sv, const struct ingest_req *req, struct profile *p,
-		   struct error *err)
+/* service_ingest() once the push's label names are mapped (RENAMED of them). */
+static int ingest_mapped(struct service *sv, const struct ingest_req *req, size_t renamed,
+			 struct profile *p, struct error *err)
 {
 	struct pending pd = {0};
 	struct blob_tree *tree = NULL;
@@ -758,6 +828,7 @@ int service_ingest(struct service *sv, const struct ingest_req *req, struct prof
 	const char *names[VIEW_MAX_TYPES];
 	bool averages[VIEW_MAX_TYPES];
 	uint32_t depth;
+	size_t gs_renamed;
 	int rc = 0;
 
 	if (p->nr_types == 0 || ntypes == 0)
@@ -806,6 +877,7 @@ int service_ingest(struct service *sv, const struct ingest_req *req, struct prof
 		rc = add_group(sv, req, p, types, names, averages, (uint32_t)configured, &gs, g,
 			       &tree, &pd, err);
 	blob_tree_free(tree);
+	gs_renamed = gs.renamed;
 	groups_release(&gs);
 	if (rc == 0 && configured == 0)
 		rc = error_set(err, ERR_FORMAT, "none of the profile's sample types is configured");
@@ -821,6 +893,7 @@ int service_ingest(struct service *sv, const struct ingest_req *req, struct prof
 		pthread_mutex_lock(&sv->cmu);
 		sv->c.ingested += pd.n;
 		sv->c.ingest_bytes += bytes;
+		sv->c.labels_renamed += renamed + gs_renamed;
 		pthread_mutex_unlock(&sv->cmu);
 	}
 out:
@@ -831,6 +904,27 @@ out:
 	free(pd.keys);
 	free(pd.blobs);
 	free(pd.rows);
+	return rc;
+}
+
+int service_ingest(struct service *sv, const struct ingest_req *req, struct profile *p,
+		   struct error *err)
+{
+	struct series_label labels[LABELS_MAX + 1];
+	char names[LABELS_MAX + 1][LABEL_KEY_MAX + 1];
+	struct ingest_req mapped = *req;
+	size_t renamed = req->renamed;
+	int rc;
+
+	/* One more than LABELS_MAX: the session label is not stored. */
+	if (req->nlabels > LABELS_MAX + 1)
+		return error_set(err, ERR_LIMIT, "more than %d labels", LABELS_MAX);
+	if (req->nlabels)
+		memcpy(labels, req->labels, req->nlabels * sizeof(*labels));
+	mapped.labels = labels;
+	rc = labels_map(labels, &mapped.nlabels, names, &renamed, err);
+	if (rc == 0)
+		rc = ingest_mapped(sv, &mapped, renamed, p, err);
 	return rc;
 }
 
@@ -852,22 +946,77 @@ static bool selected(const struct selector *sel, const struct series *s)
 	return !sel || selector_match(sel, s);
 }
 
-/* The series SEL selects (all with SEL NULL), copied out of the index. */
-static void select_series(struct service *sv, const struct selector *sel, struct match *m)
+/* At most this many types are named when a selector without APP.TYPE picks several. */
+#define TYPES_SHOWN 8
+
+/*
+ * Refuse a selection of several types (their names in the message), or
+ * copy its one type to TYPE (SERIES_TYPE_MAX + 1 bytes; when it selects
+ * nothing, the selector's type or "samples").
+ */
+static int type_cmp(const void *a, const void *b)
 {
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static int one_type(const char **types, size_t nt, const struct selector *sel, char *type,
+		    struct error *err)
+{
+	const char *none = sel && selector_type(sel) ? selector_type(sel) : "samples";
+	char text[256];
+	struct strbuf sb = STRBUF_INIT;
+
+	if (nt <= 1) {
+		snprintf(type, SERIES_TYPE_MAX + 1, "%s", nt ? types[0] : none);
+		return 0;
+	}
+	qsort(types, nt, sizeof(*types), type_cmp);
+	for (size_t i = 0; i < nt && i < TYPES_SHOWN; i++)
+		strbuf_addf(&sb, "%s%s", i ? ", " : "", types[i]);
+	selector_format(sel, text, sizeof(text));
+	error_set(err, ERR_USAGE, "%s selects %zu profile types (%s%s): name one, as APP.%s%s",
+		  text, nt, sb.buf, nt > TYPES_SHOWN ? ", ..." : "", types[0], text);
+	strbuf_release(&sb);
+	return ERR_USAGE;
+}
+
+/*
+ * The series SEL selects (all with SEL NULL), copied out of the index.
+ * With TYPE non-NULL (SERIES_TYPE_MAX + 1 bytes) they must be of one
+ * type, copied there (else m->ps is NULL and ERR holds why).
+ */
+static void select_series(struct service *sv, const struct selector *sel, struct match *m,
+			  char *type, struct error *err)
+{
+	const char **types = NULL;
+	size_t nt = 0;
+
 	pthread_rwlock_rdlock(&sv->mu);
 	m->ps = xcalloc(sv->n + 1, sizeof(*m->ps));
 	m->average = xcalloc(sv->n + 1, sizeof(*m->average));
 	m->n = 0;
+	if (type)
+		types = xcalloc(sv->n + 1, sizeof(*types));
 	for (size_t i = 0; i < sv->n; i++) {
 		const struct ix_series *e = &sv->v[i];
+		size_t t;
 
 		if (!selected(sel, e->s))
 			continue;
 		m->average[m->n] = e->average;
 		m->ps[m->n++] = (struct plan_series){e->id, e->first_ns, e->last_ns};
+		for (t = 0; types && t < nt && strcmp(types[t], e->s->type); t++)
+			;
+		if (types && t == nt)
+			types[nt++] = e->s->type;
+	}
+	if (type && one_type(types, nt, sel, type, err)) {
+		free(m->ps);
+		free(m->average);
+		m->ps = NULL;
 	}
 	pthread_rwlock_unlock(&sv->mu);
+	free(types);
 }
 
 struct merge_ctx {
@@ -909,15 +1058,14 @@ int service_query(struct service *sv, const struct selector *sel, int64_t from, 
 {
 	struct match m;
 	struct merge_ctx mc = {NULL, err, 0};
+	char type[SERIES_TYPE_MAX + 1];
 	int rc = 0;
 
 	*out = NULL;
-	if (!selector_app(sel))
-		return error_set(err, ERR_USAGE,
-				 "a query names an app and a profile type "
-				 "(app.cpu{...})");
+	select_series(sv, sel, &m, type, err);
+	if (!m.ps) /* several types and no APP.TYPE to pick one */
+		return err->code;
 	mc.dst = profile_new();
-	select_series(sv, sel, &m);
 	for (size_t i = 0; i < m.n && rc == 0; i++) {
 		struct merge_ctx one = {NULL, err, 0};
 
@@ -942,7 +1090,7 @@ int service_query(struct service *sv, const struct selector *sel, int64_t from, 
 		return rc < 0 ? rc : ERR_IO;
 	}
 	if (mc.dst->nr_types == 0)
-		profile_add_type(mc.dst, selector_type(sel), "count");
+		profile_add_type(mc.dst, type, "count");
 	*out = mc.dst;
 	return 0;
 }
@@ -1005,7 +1153,7 @@ int service_timeline(struct service *sv, const struct selector *sel, int64_t fro
 	tc.n = (size_t)((until - from + step - 1) / step);
 	tc.values = xcalloc(tc.n, sizeof(*tc.values));
 	level = timeline_level(from, step);
-	select_series(sv, sel, &m);
+	select_series(sv, sel, &m, NULL, NULL);
 	for (size_t i = 0; i < m.n && rc == 0; i++) {
 		struct timeline_ctx one = tc;
 
@@ -1057,6 +1205,24 @@ static void json_set(const char **v, size_t n, struct strbuf *out)
 	strbuf_addch(out, ']');
 }
 
+/* Add S's names (NAME NULL) or its values of NAME to *v; service_name is its app. */
+static void series_labels_into(const struct series *s, const char *name, const char ***v, size_t *n,
+			       size_t *alloc)
+{
+	for (size_t j = 0; j <= s->nlabels; j++) {
+		const char *key = j < s->nlabels ? s->labels[j].key : LABEL_SERVICE;
+		const char *value = j < s->nlabels ? s->labels[j].value : s->app;
+
+		if (name && strcmp(key, name))
+			continue;
+		if (*n == *alloc) {
+			*alloc = *alloc ? 2 * *alloc : 64;
+			*v = xrealloc(*v, *alloc * sizeof(**v));
+		}
+		(*v)[(*n)++] = name ? value : key;
+	}
+}
+
 static int label_list(struct service *sv, const char *name, const struct selector *sel,
 		      struct strbuf *out)
 {
@@ -1064,21 +1230,9 @@ static int label_list(struct service *sv, const char *name, const struct selecto
 	size_t n = 0, alloc = 0;
 
 	pthread_rwlock_rdlock(&sv->mu);
-	for (size_t i = 0; i < sv->n; i++) {
-		const struct series *s = sv->v[i].s;
-
-		if (!selected(sel, s))
-			continue;
-		for (size_t j = 0; j < s->nlabels; j++) {
-			if (name && strcmp(s->labels[j].key, name))
-				continue;
-			if (n == alloc) {
-				alloc = alloc ? 2 * alloc : 64;
-				v = xrealloc(v, alloc * sizeof(*v));
-			}
-			v[n++] = name ? s->labels[j].value : s->labels[j].key;
-		}
-	}
+	for (size_t i = 0; i < sv->n; i++)
+		if (selected(sel, sv->v[i].s))
+			series_labels_into(sv->v[i].s, name, &v, &n, &alloc);
 	json_set(v, n, out);
 	pthread_rwlock_unlock(&sv->mu);
 	free(v);

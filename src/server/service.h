@@ -49,7 +49,11 @@ void service_close(struct service *sv);
  * With TYPE set, P's default sample type is stored as series APP.TYPE
  * (Pyroscope's name=app.cpu); without it, every sample type of P becomes
  * its own series, APP.<sample type name>.  Durable when it returns 0.
- * P gains the interned type names, nothing else.
+ * P gains the interned type names (and mapped label names), nothing else.
+ * Label names, the push's and the samples', are mapped as Pyroscope maps
+ * them ('.' read as '_': labels_map()).  A service_name label is the
+ * app (Pyroscope's convention): the series is stored under its value,
+ * with app_name=APP when that differs and the push has no app_name.
  * Errors: ERR_FORMAT (bad labels, stack too deep), ERR_LIMIT (series
  * budget, label not allowed: the message names the label), ERR_IO.
  */
@@ -70,14 +74,18 @@ struct ingest_req {
 	 */
 	const char *aggregation;
 	const char *const *aggregations;
+	/* Label names the caller already mapped (ingest_name_parse()), counted with the push. */
+	size_t renamed;
 };
 int service_ingest(struct service *sv, const struct ingest_req *req, struct profile *p,
 		   struct error *err);
 
 /*
  * The merged profile of every series SEL selects over [from, until)
- * (pushes by start time), one sample type, in *out.  SEL must name an
- * app and type.  *nseries gets how many series matched.
+ * (pushes by start time), one sample type, in *out.  A SEL without
+ * APP.TYPE ({service_name="shop"}) must select series of one type
+ * (ERR_USAGE names the types otherwise).  *nseries gets how many series
+ * matched.
  */
 int service_query(struct service *sv, const struct selector *sel, int64_t from, int64_t until,
 		  struct profile **out, size_t *nseries, struct error *err);
@@ -117,6 +125,7 @@ int service_store_counts(struct service *sv, struct store_stats *st, struct erro
 struct service_counters {
 	uint64_t series, ingested, ingest_bytes, rollups, deleted;
 	uint64_t rollups_shared; /* of the rollups, written with their sample-type siblings */
+	uint64_t labels_renamed; /* label names of stored pushes mapped ('.' to '_') */
 };
 void service_counters(struct service *sv, struct service_counters *c);
 

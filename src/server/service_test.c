@@ -536,9 +536,143 @@ static void test_sample_labels(void **state)
 	free(q);
 	assert_int_equal(selector_parse("web.cpu", &sel, &err), 0);
 	assert_int_equal(service_label_names(f->sv, sel, &sb, &err), 0);
-	assert_string_equal(sb.buf, "[\"endpoint\",\"region\"]");
+	assert_string_equal(sb.buf, "[\"endpoint\",\"region\",\"service_name\"]");
 	strbuf_release(&sb);
 	selector_free(sel);
+}
+
+/* The label names (or values of NAME) of the series SEL_TEXT selects, as JSON. */
+static char *labels_text(struct fixture *f, const char *name, const char *sel_text)
+{
+	struct error err = ERROR_INIT;
+	struct strbuf sb = STRBUF_INIT;
+	struct selector *sel = NULL;
+
+	if (sel_text)
+		assert_int_equal(selector_parse(sel_text, &sel, &err), 0);
+	if (name)
+		assert_int_equal(service_label_values(f->sv, name, sel, &sb, &err), 0);
+	else
+		assert_int_equal(service_label_names(f->sv, sel, &sb, &err), 0);
+	selector_free(sel);
+	return strbuf_detach(&sb, NULL);
+}
+
+static void expect_labels(struct fixture *f, const char *name, const char *sel_text,
+			  const char *want)
+{
+	char *got = labels_text(f, name, sel_text);
+
+	assert_string_equal(got, want);
+	free(got);
+}
+
+/*
+ * Pyroscope's label names: '.' is read as '_' in the push's labels and in
+ * the samples' (the names @pyroscope/nodejs sends), counted; a name with
+ * another character refuses the push; two names made one with other
+ * values too.
+ */
+static void test_dotted_labels(void **state)
+{
+	struct fixture *f = *state;
+	struct series_label l[] = {{"otel.scope.name", "com.grafana.pyroscope/nodejs"},
+				   {"process.runtime.name", "nodejs"},
+				   {"region", "eu-west-1"}};
+	struct ingest_req req = {"nodeshop", "cpu", NULL, l, 3, T0, T0 + 10 * SEC};
+	struct service_counters c;
+	struct error err = ERROR_INIT;
+	struct profile *p = profile_new();
+	struct label sl = {profile_intern_str(p, "http.route"), profile_intern_str(p, "/pay"), 0,
+			   0};
+	int64_t value = 4;
+	char *q;
+
+	profile_add_type(p, "cpu", "nanoseconds");
+	assert_int_equal(profile_add_sample(p, testutil_stack(p, "main;pay"),
+					    profile_intern_labels(p, &sl, 1), &value),
+			 0);
+	assert_int_equal(service_ingest(f->sv, &req, p, &err), 0);
+	service_counters(f->sv, &c);
+	assert_int_equal(c.labels_renamed, 3);
+	expect_labels(f, NULL, NULL,
+		      "[\"http_route\",\"otel_scope_name\",\"process_runtime_name\",\"region\","
+		      "\"service_name\"]");
+	q = query_text(f,
+		       "nodeshop.cpu{otel_scope_name=\"com.grafana.pyroscope/nodejs\","
+		       "http_route=\"/pay\"}",
+		       T0, T0 + HOUR, NULL);
+	assert_string_equal(q, "main;pay 4\n");
+	free(q);
+	/* A name that cannot be mapped refuses the push, as Pyroscope refuses it. */
+	l[2].key = "region-name";
+	assert_int_equal(service_ingest(f->sv, &req, p, &err), ERR_FORMAT);
+	assert_string_equal(err.msg, "label name \"region-name\" must match [A-Za-z_][A-Za-z0-9_]* "
+				     "(at most 64 bytes)");
+	l[2] = (struct series_label){"otel_scope_name", "other"};
+	err = (struct error)ERROR_INIT;
+	assert_int_equal(service_ingest(f->sv, &req, p, &err), ERR_FORMAT);
+	assert_string_equal(err.msg,
+			    "label \"otel_scope_name\" is given twice (\"otel.scope.name\" "
+			    "is read as \"otel_scope_name\") with different values");
+	service_counters(f->sv, &c);
+	assert_int_equal(c.labels_renamed, 3);
+	profile_free(p);
+}
+
+/*
+ * Pyroscope's service_name is the app: a push without it is found by
+ * {service_name="shop"}; a push with it is stored under its value, the
+ * push's app name kept as app_name.  A selector without APP.TYPE merges
+ * series of one type and names the types when there are several.
+ */
+static void test_service_name(void **state)
+{
+	struct fixture *f = *state;
+	struct series_label l[] = {{"service_name", "checkout"}, {"region", "eu"}};
+	struct ingest_req req = {"legacy", "cpu", NULL, l, 2, T0, T0 + 10 * SEC};
+	struct error err = ERROR_INIT;
+	struct profile *p = folded("main;pay 6\n");
+	struct selector *sel;
+	struct profile *out;
+	size_t n;
+	char *q;
+
+	push(f, "shop", "cpu", "eu", T0, "main;a 3\n");
+	q = query_text(f, "{service_name=\"shop\"}", T0, T0 + HOUR, &n);
+	assert_string_equal(q, "main;a 3\n");
+	assert_int_equal(n, 1);
+	free(q);
+	q = query_text(f, "shop.cpu{service_name=\"shop\"}", T0, T0 + HOUR, NULL);
+	assert_string_equal(q, "main;a 3\n");
+	free(q);
+	assert_int_equal(service_ingest(f->sv, &req, p, &err), 0);
+	profile_free(p);
+	q = query_text(f, "checkout.cpu{app_name=\"legacy\",region=\"eu\"}", T0, T0 + HOUR, &n);
+	assert_string_equal(q, "main;pay 6\n");
+	assert_int_equal(n, 1);
+	free(q);
+	q = query_text(f, "legacy.cpu", T0, T0 + HOUR, &n);
+	assert_int_equal(n, 0);
+	free(q);
+	expect_labels(f, "service_name", NULL, "[\"checkout\",\"shop\"]");
+	expect_labels(f, NULL, "{service_name=\"checkout\"}",
+		      "[\"app_name\",\"region\",\"service_name\"]");
+	/* Two types under one service: the query must name one. */
+	push(f, "shop", "wall", "eu", T0, "main;a 9\n");
+	assert_int_equal(selector_parse("{service_name=\"shop\"}", &sel, &err), 0);
+	assert_int_equal(service_query(f->sv, sel, T0, T0 + HOUR, &out, &n, &err), ERR_USAGE);
+	assert_string_equal(err.msg, "{service_name=\"shop\"} selects 2 profile types (cpu, wall): "
+				     "name one, as APP.cpu{service_name=\"shop\"}");
+	selector_free(sel);
+	/* A service name that is no app name refuses the push. */
+	l[0].value = "a b";
+	p = folded("main;pay 6\n");
+	err = (struct error)ERROR_INIT;
+	assert_int_equal(service_ingest(f->sv, &req, p, &err), ERR_FORMAT);
+	assert_string_equal(err.msg, "label \"service_name\" names the app: \"a b\" must be 1 to "
+				     "100 bytes of [A-Za-z0-9._-]");
+	profile_free(p);
 }
 
 /* Pyroscope's sample_type_config: named types only, under their display names. */
@@ -646,7 +780,7 @@ static void test_timeline_labels(void **state)
 	assert_string_equal(sb.buf, "[\"eu\",\"us\"]");
 	strbuf_setlen(&sb, 0);
 	assert_int_equal(service_label_names(f->sv, NULL, &sb, &err), 0);
-	assert_string_equal(sb.buf, "[\"region\",\"version\"]");
+	assert_string_equal(sb.buf, "[\"region\",\"service_name\",\"version\"]");
 	strbuf_setlen(&sb, 0);
 	assert_int_equal(service_check_labels(f->sv, &sb, &err), 0);
 	assert_non_null(strstr(sb.buf, "region\t2\t2\n"));
@@ -766,6 +900,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_aggregation_type, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_type_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sample_labels, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dotted_labels, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_service_name, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_budget_and_allow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_depth, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeline_labels, setup, teardown),

@@ -11,12 +11,14 @@
 #include "store/ingest_name.h"
 #include "store/text.h"
 
-/* Pyroscope's label names: a '.' or a leading digit is read, then refused. */
+/* Pyroscope's label names: '.' is read as '_', a leading digit is read, then refused. */
 #define PYROSCOPE_KEY_CHARS TEXT_KEY_CHARS "."
 
 struct name_parser {
 	struct text_cursor c;
 	struct series_build b;
+	uint64_t mapped; /* bit i: label i's name had a '.' */
+	size_t renamed;	 /* labels whose name had a '.' */
 };
 
 /* The type after the last '.' of the len-byte name at np->c.p; NULL without one. */
@@ -59,28 +61,32 @@ static int parse_name(struct name_parser *np)
 	return rc;
 }
 
-static int parse_key(struct name_parser *np, const char **key)
+/* The label name at np->c.p, '.' read as '_' (label_key_map()); *mapped says so. */
+static int parse_key(struct name_parser *np, const char **key, bool *mapped)
 {
-	size_t len = strspn(np->c.p, PYROSCOPE_KEY_CHARS), i;
-	struct series *s = np->b.s;
-	char q[QUOTE_SIZE];
+	size_t len = strspn(np->c.p, PYROSCOPE_KEY_CHARS), upto = strcspn(np->c.p, "=,}");
+	char raw[LABEL_KEY_MAX + 2], name[LABEL_KEY_MAX + 1], q[QUOTE_SIZE];
 
-	if (len == 0)
+	/* The whole name up to its '=', for the message when a byte is not ours. */
+	while (upto > len && text_is_space(np->c.p[upto - 1]))
+		upto--;
+	if (len == 0 && upto == 0)
 		return text_expected(&np->c, "a label name or '}'");
-	if (!label_key_valid(np->c.p, len))
-		return text_fail_at(
-			&np->c, np->c.p, len > LABEL_KEY_MAX ? ERR_LIMIT : ERR_FORMAT,
-			"label name %s must match [A-Za-z_][A-Za-z0-9_]* (at most %d bytes)",
-			text_quote(q, np->c.p, len), LABEL_KEY_MAX);
-	*key = series_build_store(&np->b, np->c.p, len);
+	memcpy(raw, np->c.p, MIN(len, sizeof(raw) - 1));
+	raw[MIN(len, sizeof(raw) - 1)] = '\0';
+	*mapped = len == upto && len <= LABEL_KEY_MAX && label_key_map(raw, name);
+	if (upto > len)
+		len = upto;
+	if (!*mapped && !label_key_valid(np->c.p, len))
+		return text_fail_at(&np->c, np->c.p, len > LABEL_KEY_MAX ? ERR_LIMIT : ERR_FORMAT,
+				    "label name %s must match [A-Za-z_.][A-Za-z0-9_.]* with '.' "
+				    "read as '_' (at most %d bytes)",
+				    text_quote(q, np->c.p, len), LABEL_KEY_MAX);
+	*key = *mapped ? series_build_store(&np->b, name, len)
+		       : series_build_store(&np->b, np->c.p, len);
 	if (strcmp(*key, LABEL_NAME) == 0)
 		return text_fail_at(&np->c, np->c.p, ERR_FORMAT, "label name \"%s\" is reserved",
 				    LABEL_NAME);
-	for (i = 0; i < s->nlabels; i++)
-		if (strcmp(s->labels[i].key, *key) == 0)
-			return text_fail_at(&np->c, np->c.p, ERR_FORMAT,
-					    "label \"%s\" is given twice", *key);
-	np->c.p += len;
 	return 0;
 }
 
@@ -105,22 +111,60 @@ static int parse_value(struct name_parser *np, const char *key, const char **val
 	return 0;
 }
 
+/*
+ * Whether KEY=VALUE (MAPPED: its name had a '.') is new.  A name given
+ * twice is an error, unless mapping made it so and the values are equal:
+ * Pyroscope then keeps one.
+ */
+static int check_twice(struct name_parser *np, const char *key_at, const char *key,
+		       const char *value, bool mapped, bool *dup)
+{
+	const struct series *s = np->b.s;
+
+	*dup = false;
+	for (size_t i = 0; i < s->nlabels; i++) {
+		bool either = mapped || (np->mapped >> i & 1);
+
+		if (strcmp(s->labels[i].key, key))
+			continue;
+		if (either && !strcmp(s->labels[i].value, value)) {
+			*dup = true;
+			return 0;
+		}
+		return either ? text_fail_at(&np->c, key_at, ERR_FORMAT,
+					     "label \"%s\" is given twice ('.' is read as '_') "
+					     "with different values",
+					     key)
+			      : text_fail_at(&np->c, key_at, ERR_FORMAT,
+					     "label \"%s\" is given twice", key);
+	}
+	return 0;
+}
+
 static int parse_label(struct name_parser *np)
 {
 	const char *key_at = np->c.p, *key = NULL, *value = NULL;
+	bool mapped = false, dup = false;
 	int rc;
 
-	rc = parse_key(np, &key);
+	rc = parse_key(np, &key, &mapped);
 	if (rc)
 		return rc;
+	np->c.p += strlen(key);
 	text_skip_space(&np->c);
 	if (*np->c.p != '=')
 		return text_expected(&np->c, "'=' after the label name");
 	rc = parse_value(np, key, &value);
+	if (rc == 0)
+		rc = check_twice(np, key_at, key, value, mapped, &dup);
 	if (rc || !*value)
 		return rc;
+	np->renamed += mapped;
+	if (dup)
+		return 0;
 	if (np->b.s->nlabels == LABELS_MAX)
 		return text_fail_at(&np->c, key_at, ERR_LIMIT, "more than %d labels", LABELS_MAX);
+	np->mapped |= (uint64_t)mapped << np->b.s->nlabels;
 	series_build_add(&np->b, key, value);
 	return 0;
 }
@@ -164,13 +208,14 @@ static int parse(struct name_parser *np)
 	return *np->c.p ? text_expected(&np->c, "'{' or the end") : 0;
 }
 
-int ingest_name_parse(const char *name, struct series **out, struct error *err)
+int ingest_name_parse(const char *name, struct series **out, size_t *renamed, struct error *err)
 {
-	struct name_parser np = {{"ingest name", name, name, err}, {NULL, NULL, NULL}};
+	struct name_parser np = {{"ingest name", name, name, err}, {NULL, NULL, NULL}, 0, 0};
 	size_t len = strlen(name);
 	int rc;
 
 	*out = NULL;
+	*renamed = 0;
 	if (len > INGEST_NAME_MAX)
 		return error_set(err, ERR_LIMIT, "ingest name: longer than %d bytes",
 				 INGEST_NAME_MAX);
@@ -179,5 +224,6 @@ int ingest_name_parse(const char *name, struct series **out, struct error *err)
 	rc = parse(&np);
 	if (!rc)
 		labels_sort(np.b.labels, np.b.s->nlabels);
+	*renamed = rc ? 0 : np.renamed;
 	return series_build_done(&np.b, rc, out);
 }

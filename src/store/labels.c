@@ -69,6 +69,65 @@ const char *labels_get(const struct series_label *labels, size_t n, const char *
 	return NULL;
 }
 
+bool label_key_map(const char *key, char out[LABEL_KEY_MAX + 1])
+{
+	size_t len = strlen(key), i;
+
+	if (!memchr(key, '.', len) || !all_of(key, len, LABEL_KEY_MAX, TEXT_KEY_CHARS ".") ||
+	    text_is_digit(key[0]))
+		return false;
+	for (i = 0; i < len; i++)
+		out[i] = key[i] == '.' ? '_' : key[i];
+	out[len] = '\0';
+	return true;
+}
+
+/* Where labels[0..n) other than skip has key, or n. */
+static size_t key_at(const struct series_label *labels, size_t n, size_t skip, const char *key)
+{
+	for (size_t i = 0; i < n; i++)
+		if (i != skip && !strcmp(labels[i].key, key))
+			return i;
+	return n;
+}
+
+int labels_map(struct series_label *labels, size_t *n, char (*names)[LABEL_KEY_MAX + 1],
+	       size_t *renamed, struct error *err)
+{
+	size_t i = 0;
+
+	while (i < *n) {
+		const char *orig = labels[i].key;
+		size_t j;
+
+		if (!label_key_map(orig, names[i])) {
+			i++;
+			continue;
+		}
+		labels[i].key = names[i];
+		(*renamed)++;
+		j = key_at(labels, *n, i, names[i]);
+		if (j == *n) {
+			i++;
+			continue;
+		}
+		if (strcmp(labels[i].value, labels[j].value))
+			return error_set(
+				err, ERR_FORMAT,
+				"label \"%s\" is given twice (\"%.64s\" is read as \"%s\") "
+				"with different values",
+				names[i], orig, names[i]);
+		/* The same label twice: one goes, and the names after it move down. */
+		memmove(&labels[i], &labels[i + 1], (*n - i - 1) * sizeof(*labels));
+		memmove(&names[i], &names[i + 1], (*n - i - 1) * sizeof(*names));
+		for (size_t k = i; k + 1 < *n; k++)
+			if (labels[k].key == names[k + 1])
+				labels[k].key = names[k];
+		(*n)--;
+	}
+	return 0;
+}
+
 /* Why value cannot be a label value, or NULL when it can. */
 static const char *value_fault(const char *value, size_t len)
 {

@@ -26,6 +26,14 @@
 #define LABELS_MAX	32   /* labels of a series */
 /* The label selectors match against "app.type"; no series may carry it. */
 #define LABEL_NAME "__name__"
+/*
+ * Pyroscope's name for the app: a matcher on service_name matches the
+ * series' app, and a push labelled service_name=X is stored as app X
+ * (doc/selector.md).  No stored series carries it.
+ */
+#define LABEL_SERVICE "service_name"
+/* The push's own app name, kept when service_name replaced it (Pyroscope's). */
+#define LABEL_APP_NAME "app_name"
 
 /* A label.  Both strings are borrowed unless the owner says otherwise. */
 struct series_label {
@@ -52,6 +60,29 @@ bool label_key_valid(const char *key, size_t len);
 bool series_app_valid(const char *app, size_t len);
 /* [A-Za-z0-9_], 1..SERIES_TYPE_MAX bytes. */
 bool series_type_valid(const char *type, size_t len);
+
+/*
+ * Pyroscope's label name mapping (SanitizeLegacyLabelName in its
+ * pkg/validation, since v1.6): a name of [A-Za-z0-9_.] that does not
+ * start with a digit has each '.' replaced by '_', so "otel.scope.name"
+ * is stored as "otel_scope_name"; nothing else is mapped.  Returns true
+ * and writes the new name to out when key has a '.' and maps to a valid
+ * name; false (out untouched) when key needs no change or cannot be
+ * mapped, which label_validate() then says.
+ */
+bool label_key_map(const char *key, char out[LABEL_KEY_MAX + 1]);
+
+/*
+ * label_key_map() over labels[0..*n), in place: a mapped name is written
+ * to names[i] (room for *n names) and labels[i].key points at it;
+ * *renamed counts them.  A name that mapping makes equal to another
+ * label's is one label when the values are equal (the later one goes,
+ * *n shrinks) and ERR_FORMAT when they differ, as Pyroscope does:
+ *	label "a_b" is given twice ("a.b" is read as "a_b") with different values
+ * Names that cannot be mapped are left for labels_validate().
+ */
+int labels_map(struct series_label *labels, size_t *n, char (*names)[LABEL_KEY_MAX + 1],
+	       size_t *renamed, struct error *err);
 
 /*
  * 0 when one label is valid (the checks of labels_validate() that need no

@@ -232,8 +232,9 @@ static struct series *name_ok(const char *name)
 {
 	struct error err = ERROR_INIT;
 	struct series *s = NULL;
+	size_t renamed;
 
-	if (ingest_name_parse(name, &s, &err))
+	if (ingest_name_parse(name, &s, &renamed, &err))
 		fail_msg("%s: %s", name, err.msg);
 	assert_non_null(s);
 	return s;
@@ -280,12 +281,85 @@ static void test_ingest_name_pyroscope(void **state)
 	expect_name("a.cpu{a=,a=1}", "a", "cpu", "{a=\"1\"}");
 }
 
+/* NAME parses with RENAMED label names mapped ('.' read as '_'). */
+static void expect_renamed(const char *name, size_t want)
+{
+	struct error err = ERROR_INIT;
+	struct series *s = NULL;
+	size_t renamed = 99;
+
+	if (ingest_name_parse(name, &s, &renamed, &err))
+		fail_msg("%s: %s", name, err.msg);
+	assert_int_equal(renamed, want);
+	series_free(s);
+}
+
+/*
+ * Pyroscope maps '.' to '_' in label names (SanitizeLegacyLabelName):
+ * the name @pyroscope/nodejs 0.6.4 sends, and Pyroscope's own cases.
+ */
+static void test_ingest_name_dots(void **state)
+{
+	static const char node[] =
+		"nodeshop{otel.scope.name=com.grafana.pyroscope/nodejs,otel.scope.version=0.6.4,"
+		"process.runtime.name=nodejs,process.runtime.version=20.20.2,region=eu-west-1}";
+
+	(void)state;
+	expect_name(
+		node, "nodeshop", NULL,
+		"{otel_scope_name=\"com.grafana.pyroscope/nodejs\",otel_scope_version=\"0.6.4\","
+		"process_runtime_name=\"nodejs\",process_runtime_version=\"20.20.2\","
+		"region=\"eu-west-1\"}");
+	expect_renamed(node, 4);
+	expect_renamed("a.cpu{region=eu}", 0);
+	expect_name("a{.a=1,b.=2,c..d=3}", "a", NULL, "{_a=\"1\",b_=\"2\",c__d=\"3\"}");
+	expect_renamed("a{.a=1,b.=2,c..d=3}", 3);
+	/* Mapped onto a name given as well: one label when the values agree. */
+	expect_name("a{a.b=1,a_b=1}", "a", NULL, "{a_b=\"1\"}");
+	expect_name("a{a_b=1,a.b=1}", "a", NULL, "{a_b=\"1\"}");
+	expect_renamed("a{a_b=1,a.b=1}", 1);
+	expect_name("a{k.v=,k_v=2}", "a", NULL, "{k_v=\"2\"}");
+}
+
+static void test_labels_map(void **state)
+{
+	char names[4][LABEL_KEY_MAX + 1], out[LABEL_KEY_MAX + 1] = "";
+	struct series_label l[4] = {{"x.y", "1"}, {"a-b", "2"}, {"x_y", "1"}, {"z.z", "3"}};
+	struct error err = ERROR_INIT;
+	size_t n = 4, renamed = 0;
+
+	(void)state;
+	assert_true(label_key_map("service.name", out));
+	assert_string_equal(out, "service_name");
+	assert_true(label_key_map("..", out));
+	assert_string_equal(out, "__");
+	assert_false(label_key_map("plain", out));
+	assert_false(label_key_map("1.a", out));
+	assert_false(label_key_map("a.b-c", out));
+	assert_false(label_key_map("a/b.c", out));
+	assert_int_equal(labels_map(l, &n, names, &renamed, &err), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(renamed, 2);
+	assert_string_equal(l[0].key, "a-b"); /* left for labels_validate() */
+	assert_string_equal(l[1].key, "x_y");
+	assert_string_equal(l[2].key, "z_z");
+	assert_string_equal(l[2].value, "3");
+	l[0] = (struct series_label){"k_v", "1"};
+	l[1] = (struct series_label){"k.v", "2"};
+	n = 2;
+	assert_int_equal(labels_map(l, &n, names, &renamed, &err), ERR_FORMAT);
+	assert_string_equal(err.msg, "label \"k_v\" is given twice (\"k.v\" is read as \"k_v\") "
+				     "with different values");
+}
+
 static void expect_name_error(const char *name, int code, const char *msg)
 {
 	struct error err = ERROR_INIT;
 	struct series *s = (struct series *)1;
+	size_t renamed = 1;
 
-	assert_int_equal(ingest_name_parse(name, &s, &err), code);
+	assert_int_equal(ingest_name_parse(name, &s, &renamed, &err), code);
+	assert_int_equal(renamed, 0);
 	assert_null(s);
 	assert_string_equal(err.msg, msg);
 }
@@ -319,16 +393,23 @@ static void test_ingest_name_errors(void **state)
 			  "ingest name: column 9: label \"a\" is given twice");
 	expect_name_error("foo{__name__=x}", ERR_FORMAT,
 			  "ingest name: column 5: label name \"__name__\" is reserved");
-	expect_name_error("foo{pod.name=x}", ERR_FORMAT,
-			  "ingest name: column 5: label name \"pod.name\" must match "
-			  "[A-Za-z_][A-Za-z0-9_]* (at most 64 bytes)");
-	expect_name_error(
-		"foo{1a=x}", ERR_FORMAT,
-		"ingest name: column 5: label name \"1a\" must match [A-Za-z_][A-Za-z0-9_]* "
-		"(at most 64 bytes)");
-	expect_name_error(
-		"foo{a-b=x}", ERR_FORMAT,
-		"ingest name: column 6: expected '=' after the label name, found \"-b=x}\"");
+	expect_name_error("foo{1a=x}", ERR_FORMAT,
+			  "ingest name: column 5: label name \"1a\" must match "
+			  "[A-Za-z_.][A-Za-z0-9_.]* with '.' read as '_' (at most 64 bytes)");
+	expect_name_error("foo{1.a=x}", ERR_FORMAT,
+			  "ingest name: column 5: label name \"1.a\" must match "
+			  "[A-Za-z_.][A-Za-z0-9_.]* with '.' read as '_' (at most 64 bytes)");
+	expect_name_error("foo{a.b=1,a_b=2}", ERR_FORMAT,
+			  "ingest name: column 11: label \"a_b\" is given twice ('.' is read as "
+			  "'_') with different values");
+	expect_name_error("foo{__name..=x}", ERR_FORMAT,
+			  "ingest name: column 5: label name \"__name__\" is reserved");
+	expect_name_error("foo{a-b=x}", ERR_FORMAT,
+			  "ingest name: column 5: label name \"a-b\" must match "
+			  "[A-Za-z_.][A-Za-z0-9_.]* with '.' read as '_' (at most 64 bytes)");
+	expect_name_error("foo{a/b.c =x}", ERR_FORMAT,
+			  "ingest name: column 5: label name \"a/b.c\" must match "
+			  "[A-Za-z_.][A-Za-z0-9_.]* with '.' read as '_' (at most 64 bytes)");
 	expect_name_error(
 		"foo{a=x\ty}", ERR_FORMAT,
 		"ingest name: column 7: label \"a\" has a control character in its value");
@@ -406,6 +487,8 @@ int main(void)
 		cmocka_unit_test(test_key_errors),
 		cmocka_unit_test(test_key_limits),
 		cmocka_unit_test(test_ingest_name_pyroscope),
+		cmocka_unit_test(test_ingest_name_dots),
+		cmocka_unit_test(test_labels_map),
 		cmocka_unit_test(test_ingest_name_errors),
 		cmocka_unit_test(test_ingest_name_limits),
 	};

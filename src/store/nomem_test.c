@@ -59,7 +59,9 @@ static int parse_key(const char *text, void **out, struct error *err)
 
 static int parse_name(const char *text, void **out, struct error *err)
 {
-	return ingest_name_parse(text, (struct series **)out, err);
+	size_t renamed;
+
+	return ingest_name_parse(text, (struct series **)out, &renamed, err);
 }
 
 /*

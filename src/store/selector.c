@@ -339,6 +339,8 @@ bool selector_match(const struct selector *s, const struct series *series)
 		if (strcmp(m->key, LABEL_NAME) == 0) {
 			snprintf(name, sizeof(name), "%s.%s", series->app, series->type);
 			value = name;
+		} else if (strcmp(m->key, LABEL_SERVICE) == 0) {
+			value = series->app; /* Pyroscope's name for the app */
 		} else {
 			value = labels_get(series->labels, series->nlabels, m->key);
 		}

@@ -19,7 +19,7 @@
  * the value "", so region!="eu" matches series without region and
  * region="" matches only those.  Regexes are POSIX extended, anchored at
  * both ends (region=~"eu" does not match "eu-west").  The key __name__
- * matches "APP.TYPE".  doc/selector.md has the grammar and the messages.
+ * matches "APP.TYPE", the key service_name (LABEL_SERVICE) the app.  doc/selector.md has the grammar and the messages.
  */
 
 #define SELECTOR_MATCHERS_MAX 32

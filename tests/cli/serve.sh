@@ -181,7 +181,7 @@ check_grep "... with the workload's stacks" 'burn' "$TMP/wl.folded"
 check "... and its wall-time series too" "$PLATEAU" query --server "$URL" 'wl.wall' --from now-5m -o "$TMP/wlw.folded"
 check_grep "... non-empty" ' [0-9]+$' "$TMP/wlw.folded"
 check_http "the agent's sample labels become series labels" 200 GET '/api/v1/labels?query=wl.wall'
-check_grep "... thread_state, not thread" '^\["env","thread_state"\]$' "$TMP/body"
+check_grep "... thread_state, not thread" '^\["env","service_name","thread_state"\]$' "$TMP/body"
 check "... so a selector picks the running samples" "$PLATEAU" query --server "$URL" \
 	'wl.wall{thread_state="running"}' --from now-5m -o "$TMP/wlr.folded"
 check_grep "... the burning thread's" 'burn' "$TMP/wlr.folded"
