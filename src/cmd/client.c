@@ -149,8 +149,8 @@ static void auth_resolve(struct auth *a, const char *server)
 		a->secret = xstrdup(env);
 	}
 	if (a->secret && userinfo(server, &at))
-		die_usage("--server has user:password and a token is given (--token, "
-			  "--token-file or PLATEAU_TOKEN): give one");
+		die_usage("--server has user info (user:password@) and a token is given "
+			  "(--token, --token-file or PLATEAU_TOKEN): give one");
 	a->tenant_id = a->tenant ? a->tenant : getenv("PLATEAU_TENANT");
 	if (a->tenant_id && !a->tenant && !a->tenant_id[0])
 		a->tenant_id = NULL; /* an empty variable is unset */
