@@ -30,6 +30,8 @@ static const char *const var_names[AGENT_VAR_COUNT] = {
 	"PLATEAU_ALLOC_RATE",
 	"PLATEAU_LOCK_THRESHOLD",
 	"PLATEAU_FORK",
+	"PLATEAU_TOKEN",
+	"PLATEAU_TENANT",
 };
 
 struct unit {
@@ -42,7 +44,9 @@ struct ctx {
 	char *err;
 	size_t errsize;
 	const char *var;
-	const char *value;
+	const char *value; /* what is parsed */
+	const char *shown; /* what a message quotes: the value, a URL's password as *** */
+	bool secret;	   /* quote nothing: the value is a secret */
 };
 
 const char *agent_config_var_name(enum agent_var var)
@@ -96,7 +100,11 @@ __attribute__((format(printf, 2, 3))) static int fail(struct ctx *c, const char 
 
 	if (!c->err || c->errsize == 0)
 		return -1;
-	n = snprintf(c->err, c->errsize, "%s: %s ", c->var, quote(q, c->value, strlen(c->value)));
+	if (c->secret)
+		n = snprintf(c->err, c->errsize, "%s: ", c->var);
+	else
+		n = snprintf(c->err, c->errsize, "%s: %s ", c->var,
+			     quote(q, c->shown, strlen(c->shown)));
 	if (n >= 0 && (size_t)n < c->errsize) {
 		va_start(ap, fmt);
 		vsnprintf(c->err + n, c->errsize - (size_t)n, fmt, ap);
@@ -265,9 +273,112 @@ static int parse_host(struct ctx *c, const char **s, struct agent_config *cfg)
 	return 0;
 }
 
+/*
+ * Write URL into BUF (SIZE bytes, cut to fit) with the password of its user
+ * info replaced by ***: the user info is what comes before the last '@' of
+ * the authority (after "://", or from the start when there is none, up to
+ * the first '/', '?' or '#'), its password what follows its first ':'.
+ * Returns the length of the whole result.
+ */
+static size_t redact_url(const char *url, char *buf, size_t size)
+{
+	const char *auth = strstr(url, "://"), *end, *at = NULL, *colon, *p;
+	size_t n;
+
+	auth = auth ? auth + 3 : url;
+	end = auth + strcspn(auth, "/?#");
+	for (p = auth; p < end; p++)
+		if (*p == '@')
+			at = p;
+	colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
+	if (!colon)
+		return (size_t)snprintf(buf, size, "%s", url);
+	n = (size_t)(colon + 1 - url);
+	return (size_t)snprintf(buf, size, "%.*s***%s", (int)n, url, at);
+}
+
+static int hex_digit(char ch)
+{
+	if (is_digit(ch))
+		return ch - '0';
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	if (ch >= 'A' && ch <= 'F')
+		return ch - 'A' + 10;
+	return -1;
+}
+
+/* RFC 3986 userinfo characters besides ':' and '%': unreserved and sub-delims. */
+static bool is_userinfo_char(char ch)
+{
+	return is_alpha(ch) || is_digit(ch) || (ch && strchr("-._~!$&'()*+,;=", ch));
+}
+
+/*
+ * Percent-decode the LEN bytes at S into OUT (SIZE bytes with the NUL).
+ * Returns the decoded length, -1 for a bad character or escape, -2 when
+ * it does not fit, -3 for a control character once decoded.
+ */
+static int decode_userinfo(const char *s, size_t len, char *out, size_t size)
+{
+	size_t i, o = 0;
+
+	for (i = 0; i < len; i++) {
+		int ch = (unsigned char)s[i];
+
+		if (s[i] == '%') {
+			int hi = i + 2 < len ? hex_digit(s[i + 1]) : -1;
+			int lo = hi >= 0 ? hex_digit(s[i + 2]) : -1;
+
+			if (lo < 0)
+				return -1;
+			ch = hi * 16 + lo;
+			i += 2;
+		} else if (!is_userinfo_char(s[i]) && s[i] != ':') {
+			return -1;
+		}
+		if (ch < 0x20 || ch == 0x7f)
+			return -3;
+		if (o + 1 >= size)
+			return -2;
+		out[o++] = (char)ch;
+	}
+	out[o] = '\0';
+	return (int)o;
+}
+
+/* "user:password" of LEN bytes at S, percent-decoded into cfg->server_user/password. */
+static int parse_userinfo(struct ctx *c, const char *s, size_t len, struct agent_config *cfg)
+{
+	const char *colon = memchr(s, ':', len);
+	size_t ulen;
+	int n;
+
+	if (!colon)
+		return fail(c, "has a user name without a password (expected "
+			       "http://user:password@host)");
+	ulen = (size_t)(colon - s);
+	n = decode_userinfo(s, ulen, cfg->server_user, sizeof(cfg->server_user));
+	if (n >= 0 && memchr(cfg->server_user, ':', (size_t)n))
+		n = -1;
+	if (n == -2)
+		return fail(c, "has a user name longer than %d bytes", AGENT_USER_MAX);
+	if (n >= 0)
+		n = decode_userinfo(colon + 1, len - ulen - 1, cfg->server_password,
+				    sizeof(cfg->server_password));
+	if (n == -1)
+		return fail(c, "has a bad character or %% escape in its user info "
+			       "(percent-encode @ : / as %%40 %%3A %%2F)");
+	if (n == -3)
+		return fail(c, "has a control character in its user name or password");
+	if (n == 0)
+		return fail(c, "has an empty password (expected http://user:password@host)");
+	return 0;
+}
+
 static int parse_server(struct ctx *c, struct agent_config *cfg)
 {
-	const char *p = c->value;
+	const char *p = c->value, *at = NULL, *q;
 	size_t len = strlen(p);
 	uint64_t port = 80;
 
@@ -276,6 +387,14 @@ static int parse_server(struct ctx *c, struct agent_config *cfg)
 	if (strncmp(p, "http://", 7) != 0)
 		return fail(c, "is not an http:// URL (expected http://host[:port][/path])");
 	p += 7;
+	for (q = p; *q && !strchr("/?#", *q); q++)
+		if (*q == '@')
+			at = q;
+	if (at) {
+		if (parse_userinfo(c, p, (size_t)(at - p), cfg) < 0)
+			return -1;
+		p = at + 1;
+	}
 	if (parse_host(c, &p, cfg) < 0)
 		return -1;
 	if (*p == ':') {
@@ -284,12 +403,13 @@ static int parse_server(struct ctx *c, struct agent_config *cfg)
 			return fail(c, "has a bad port (expected 1..65535)");
 	}
 	if (*p != '\0' && *p != '/')
-		return fail(c, "has %s after the host (expected http://host[:port][/path])",
-			    *p == '@' ? "user info" : "a bad character");
-	for (const char *q = p; *q; q++)
+		return fail(c, "has a bad character after the host (expected "
+			       "http://[user:password@]host[:port][/path])");
+	for (q = p; *q; q++)
 		if ((unsigned char)*q <= 0x20 || (unsigned char)*q >= 0x7f || *q == '#')
 			return fail(c, "has a space, control character or '#' in its path");
-	memcpy(cfg->server, c->value, len + 1);
+	if (redact_url(c->value, cfg->server, sizeof(cfg->server)) >= sizeof(cfg->server))
+		return fail(c, "is longer than %d bytes", AGENT_URL_MAX - 1);
 	memcpy(cfg->server_path, p, strlen(p) + 1);
 	cfg->server_port = (uint16_t)port;
 	return 0;
@@ -421,6 +541,37 @@ static int parse_fork(struct ctx *c, struct agent_config *cfg)
 	return 0;
 }
 
+/* A bearer token: printable ASCII without spaces, so it cannot break its header line. */
+static int parse_token(struct ctx *c, struct agent_config *cfg)
+{
+	size_t len = strlen(c->value), i;
+
+	if (len > AGENT_TOKEN_MAX)
+		return fail(c, "is longer than %d bytes", AGENT_TOKEN_MAX);
+	for (i = 0; i < len; i++)
+		if ((unsigned char)c->value[i] <= 0x20 || (unsigned char)c->value[i] >= 0x7f)
+			return fail(c,
+				    "has a space, control character or non-ASCII byte at byte %zu "
+				    "(a token is printable ASCII)",
+				    i + 1);
+	memcpy(cfg->token, c->value, len + 1);
+	return 0;
+}
+
+/* A tenant ID as Pyroscope takes it: [A-Za-z0-9!._*'()-], 1..150 bytes, not . or ..; */
+static int parse_tenant(struct ctx *c, struct agent_config *cfg)
+{
+	size_t len = strspn(c->value, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				      "0123456789!-_.*'()");
+
+	if (c->value[len] != '\0' || len > AGENT_TENANT_MAX || !strcmp(c->value, ".") ||
+	    !strcmp(c->value, ".."))
+		return fail(c, "is not a tenant ID ([A-Za-z0-9!._*'()-], 1..%d bytes, not . or ..)",
+			    AGENT_TENANT_MAX);
+	memcpy(cfg->tenant, c->value, len + 1);
+	return 0;
+}
+
 typedef int (*parse_fn)(struct ctx *c, struct agent_config *cfg);
 
 static const parse_fn parsers[AGENT_VAR_COUNT] = {
@@ -434,6 +585,8 @@ static const parse_fn parsers[AGENT_VAR_COUNT] = {
 	parse_alloc_rate,
 	parse_lock_threshold,
 	parse_fork,
+	parse_token,
+	parse_tenant,
 };
 
 void agent_config_defaults(struct agent_config *cfg, const char *progname)
@@ -463,6 +616,7 @@ int agent_config_parse(struct agent_config *cfg, agent_getenv_fn getenv_fn, void
 {
 	struct ctx c = {.err = err, .errsize = errsize};
 	bool output_set = false, server_set = false;
+	char shown[2 * QUOTE_MAX];
 	size_t i;
 
 	if (err && errsize)
@@ -472,10 +626,17 @@ int agent_config_parse(struct agent_config *cfg, agent_getenv_fn getenv_fn, void
 		const char *v = getenv_fn(var_names[i], arg);
 		size_t len;
 
+		c.var = var_names[i];
+		c.value = c.shown = v;
+		c.secret = i == AGENT_VAR_TOKEN;
+		if (v && !*v && i == AGENT_VAR_TOKEN) /* a secret that failed to arrive */
+			return fail(&c, "is set but empty (unset it to push without a token)");
 		if (!v || !*v)
 			continue;
-		c.var = var_names[i];
-		c.value = v;
+		if (i == AGENT_VAR_SERVER) {
+			redact_url(v, shown, sizeof(shown));
+			c.shown = shown;
+		}
 		len = strlen(v);
 		if (is_space(v[0]) || is_space(v[len - 1]))
 			return fail(&c, "has leading or trailing whitespace");
@@ -483,6 +644,11 @@ int agent_config_parse(struct agent_config *cfg, agent_getenv_fn getenv_fn, void
 			return -1;
 		output_set |= i == AGENT_VAR_OUTPUT;
 		server_set |= i == AGENT_VAR_SERVER;
+	}
+	if (cfg->token[0] && cfg->server_password[0]) {
+		c.var = var_names[AGENT_VAR_TOKEN];
+		c.secret = true;
+		return fail(&c, "is set and PLATEAU_SERVER has a user:password: use one of them");
 	}
 	if (output_set || server_set)
 		cfg->output_default = false;

@@ -30,6 +30,9 @@ enum agent_mode {
 #define AGENT_TAG_KEY_MAX    64	  /* characters of a tag key */
 #define AGENT_TAG_VALUE_MAX  255  /* bytes of a tag value */
 #define AGENT_ERR_MAX	     256  /* a good size for the error buffer */
+#define AGENT_TOKEN_MAX	     4096 /* bytes of PLATEAU_TOKEN */
+#define AGENT_USER_MAX	     256  /* bytes of the server URL's user name, decoded */
+#define AGENT_TENANT_MAX     150  /* bytes of PLATEAU_TENANT (Pyroscope's limit) */
 #define AGENT_DEFAULT_OUTPUT "plateau-%p.pb.gz"
 
 /* The variables in the order agent_config_var_name() numbers them. */
@@ -44,6 +47,8 @@ enum agent_var {
 	AGENT_VAR_ALLOC_RATE,
 	AGENT_VAR_LOCK_THRESHOLD,
 	AGENT_VAR_FORK,
+	AGENT_VAR_TOKEN,
+	AGENT_VAR_TENANT,
 	AGENT_VAR_COUNT
 };
 
@@ -61,7 +66,8 @@ struct agent_config {
 	char output[AGENT_PATH_MAX];	  /* "" = no file; may hold %p and %% */
 	bool output_default;		  /* output is AGENT_DEFAULT_OUTPUT because
 					neither OUTPUT nor SERVER was set */
-	char server[AGENT_URL_MAX];	  /* "" = no push; else the URL as given */
+	char server[AGENT_URL_MAX];	  /* "" = no push; else the URL as given with
+					     its password replaced by *** (for messages) */
 	char server_host[AGENT_HOST_MAX]; /* IPv6 without its brackets */
 	uint16_t server_port;		  /* default 80 */
 	char server_path[AGENT_URL_MAX];  /* "" or starting with '/' */
@@ -70,6 +76,14 @@ struct agent_config {
 	struct agent_tag tags[AGENT_TAGS_MAX];
 	uint64_t upload_interval_ms; /* 1000..3600000; default 10000 */
 	bool fork_off;		     /* PLATEAU_FORK=off: a fork child does not profile */
+	/*
+	 * Credentials.  Secrets (server_password, token) never appear in a
+	 * message of this parser; whoever copies them must not print them.
+	 */
+	char server_user[AGENT_USER_MAX + 1]; /* of http://user:password@host, decoded; "" none */
+	char server_password[AGENT_URL_MAX];  /* decoded; "" when the URL has no user info */
+	char token[AGENT_TOKEN_MAX + 1];      /* PLATEAU_TOKEN, sent as Bearer; "" none */
+	char tenant[AGENT_TENANT_MAX + 1];    /* PLATEAU_TENANT, sent as X-Scope-OrgID; "" none */
 };
 
 /* Returns the value of variable NAME, or NULL when it is unset. */
@@ -89,11 +103,13 @@ void agent_config_defaults(struct agent_config *cfg, const char *progname);
 /*
  * Fill CFG from the variables GETENV_FN(name, ARG) returns, over the
  * defaults (see agent_config_defaults for PROGNAME).  An unset or empty
- * variable keeps its default.  Returns 0, or -1 with a one-line message in
- * ERR (ERRSIZE bytes, AGENT_ERR_MAX is enough) naming the variable and
- * quoting the value, e.g.
+ * variable keeps its default, except PLATEAU_TOKEN: set but empty is an
+ * error.  Returns 0, or -1 with a one-line message in ERR (ERRSIZE bytes,
+ * AGENT_ERR_MAX is enough) naming the variable and quoting the value, e.g.
  *   PLATEAU_HZ: "abc" is not a number of samples per second (1..1000)
- * CFG is then unspecified and the agent must stay off.
+ * A secret is never quoted: PLATEAU_TOKEN's messages show no value and
+ * PLATEAU_SERVER's show the URL with its password as ***.  CFG is then
+ * unspecified and the agent must stay off.
  */
 int agent_config_parse(struct agent_config *cfg, agent_getenv_fn getenv_fn, void *arg,
 		       const char *progname, char *err, size_t errsize);

@@ -81,6 +81,7 @@ static void test_empty_is_unset(void **state)
 			     "PLATEAU_ALLOC_RATE=",
 			     "PLATEAU_LOCK_THRESHOLD=",
 			     "PLATEAU_FORK=",
+			     "PLATEAU_TENANT=",
 			     NULL};
 
 	(void)state;
@@ -89,6 +90,8 @@ static void test_empty_is_unset(void **state)
 	assert_int_equal(cfg.hz, 99);
 	assert_true(cfg.output_default);
 	assert_string_equal(cfg.app, "x");
+	assert_string_equal(cfg.token, "");
+	assert_string_equal(cfg.tenant, "");
 }
 
 static void test_program_name(void **state)
@@ -113,6 +116,8 @@ static void test_var_names(void **state)
 	assert_string_equal(agent_config_var_name(AGENT_VAR_MODES), "PLATEAU_MODES");
 	assert_string_equal(agent_config_var_name(AGENT_VAR_LOCK_THRESHOLD),
 			    "PLATEAU_LOCK_THRESHOLD");
+	assert_string_equal(agent_config_var_name(AGENT_VAR_TOKEN), "PLATEAU_TOKEN");
+	assert_string_equal(agent_config_var_name(AGENT_VAR_TENANT), "PLATEAU_TENANT");
 	assert_null(agent_config_var_name(AGENT_VAR_COUNT));
 }
 
@@ -255,7 +260,8 @@ static void test_server(void **state)
 	expect_error("PLATEAU_SERVER", "http://h:65536", "\"http://h:65536\"", "bad port");
 	expect_error("PLATEAU_SERVER", "http://h:", "\"http://h:\"", "bad port");
 	expect_error("PLATEAU_SERVER", "http://h:80x", "\"http://h:80x\"", "bad character");
-	expect_error("PLATEAU_SERVER", "http://u@h", "\"http://u@h\"", "user info");
+	expect_error("PLATEAU_SERVER", "http://u@h", "\"http://u@h\"",
+		     "has a user name without a password");
 	expect_error("PLATEAU_SERVER", "http://h/a b", "\"http://h/a b\"", "in its path");
 	expect_error("PLATEAU_SERVER", "http://h/a#f", "\"http://h/a#f\"", "in its path");
 	expect_error("PLATEAU_SERVER", "http://[::1", "\"http://[::1\"", "bad IPv6");
@@ -481,6 +487,151 @@ static void test_fork(void **state)
 }
 
 /* The first bad variable is reported; the message never overflows ERR. */
+/* VAR=VALUE must fail with "VAR: WHAT" and no trace of SECRET. */
+static void expect_secret_error(const char *var, const char *value, const char *secret,
+				const char *what)
+{
+	if (parse1(var, value) != -1)
+		fail_msg("%s was accepted", var);
+	if (strncmp(err, var, strlen(var)) != 0 || !strstr(err, what))
+		fail_msg("%s: got message '%s'", var, err);
+	if (strstr(err, secret))
+		fail_msg("%s: the secret is in the message '%s'", var, err);
+	assert_null(strchr(err, '\n'));
+}
+
+static void test_server_user_info(void **state)
+{
+	(void)state;
+	assert_int_equal(parse1("PLATEAU_SERVER", "http://123456:glc_s3cr3t@h:4040/p"), 0);
+	assert_string_equal(cfg.server_user, "123456");
+	assert_string_equal(cfg.server_password, "glc_s3cr3t");
+	assert_string_equal(cfg.server_host, "h");
+	assert_int_equal(cfg.server_port, 4040);
+	assert_string_equal(cfg.server_path, "/p");
+	/* The URL kept for messages has no password. */
+	assert_string_equal(cfg.server, "http://123456:***@h:4040/p");
+
+	/* Percent escapes are decoded; ':' after the first belongs to the password. */
+	assert_int_equal(parse1("PLATEAU_SERVER", "http://a%40b:p%2F%3A@[::1]:1"), 0);
+	assert_string_equal(cfg.server_user, "a@b");
+	assert_string_equal(cfg.server_password, "p/:");
+	assert_string_equal(cfg.server_host, "::1");
+	assert_int_equal(parse1("PLATEAU_SERVER", "http://u:a:b@h"), 0);
+	assert_string_equal(cfg.server_password, "a:b");
+	assert_string_equal(cfg.server, "http://u:***@h");
+	assert_int_equal(parse1("PLATEAU_SERVER", "http://:pw@h"), 0);
+	assert_string_equal(cfg.server_user, "");
+	assert_string_equal(cfg.server_password, "pw");
+	assert_int_equal(parse1("PLATEAU_SERVER", "http://h"), 0);
+	assert_string_equal(cfg.server_user, "");
+	assert_string_equal(cfg.server_password, "");
+
+	/* Errors quote the URL with the password as ***. */
+	expect_error("PLATEAU_SERVER", "http://u:hunter22@h:0", "\"http://u:***@h:0\"", "bad port");
+	expect_error("PLATEAU_SERVER", "https://u:hunter22@h", "\"https://u:***@h\"",
+		     "is not an http:// URL");
+	expect_error("PLATEAU_SERVER", "u:hunter22@h:4040", "\"u:***@h:4040\"",
+		     "is not an http:// URL");
+	expect_error("PLATEAU_SERVER", " http://u:hunter22@h", "\" http://u:***@h\"", "whitespace");
+	expect_error("PLATEAU_SERVER", "http://u:@h", "\"http://u:***@h\"", "empty password");
+	expect_error("PLATEAU_SERVER", "http://u:hunter 22@h", "\"http://u:***@h\"",
+		     "bad character or % escape in its user info");
+	expect_error("PLATEAU_SERVER", "http://u:hunter%2@h", "\"http://u:***@h\"", "% escape");
+	expect_error("PLATEAU_SERVER", "http://u:a@b@h", "\"http://u:***@h\"", "% escape");
+	expect_error("PLATEAU_SERVER", "http://u:hunter%0d%0a22@h", "\"http://u:***@h\"",
+		     "control character in its user name or password");
+	expect_error("PLATEAU_SERVER", "http://u%3Av:pw@h", "\"http://u%3Av:***@h\"", "% escape");
+}
+
+static void test_server_user_limits(void **state)
+{
+	static char url[AGENT_URL_MAX + 16];
+	size_t n;
+
+	(void)state;
+	/* A user name of 256 bytes fits, 257 does not. */
+	n = (size_t)snprintf(url, sizeof(url), "http://");
+	memset(url + n, 'u', AGENT_USER_MAX);
+	snprintf(url + n + AGENT_USER_MAX, sizeof(url) - n - AGENT_USER_MAX, ":pw@h");
+	assert_int_equal(parse1("PLATEAU_SERVER", url), 0);
+	assert_int_equal(strlen(cfg.server_user), AGENT_USER_MAX);
+	memset(url + n, 'u', AGENT_USER_MAX + 1);
+	snprintf(url + n + AGENT_USER_MAX + 1, sizeof(url) - n - AGENT_USER_MAX - 1, ":pw@h");
+	assert_int_equal(parse1("PLATEAU_SERVER", url), -1);
+	assert_non_null(strstr(err, "user name longer than 256 bytes"));
+
+	/* A password as long as the URL allows: its redacted form is shorter. */
+	n = (size_t)snprintf(url, sizeof(url), "http://u:");
+	memset(url + n, 'p', AGENT_URL_MAX - 1 - n - 2);
+	snprintf(url + AGENT_URL_MAX - 3, 3, "@h");
+	assert_int_equal(strlen(url), AGENT_URL_MAX - 1);
+	assert_int_equal(parse1("PLATEAU_SERVER", url), 0);
+	assert_string_equal(cfg.server, "http://u:***@h");
+	assert_int_equal(strlen(cfg.server_password), AGENT_URL_MAX - 1 - 9 - 2);
+}
+
+static void test_token(void **state)
+{
+	static char tok[AGENT_TOKEN_MAX + 2];
+
+	(void)state;
+	assert_int_equal(parse1("PLATEAU_TOKEN", "glc_eyJvIjoiMTIzIn0=+/~._-"), 0);
+	assert_string_equal(cfg.token, "glc_eyJvIjoiMTIzIn0=+/~._-");
+	memset(tok, 'T', AGENT_TOKEN_MAX);
+	tok[AGENT_TOKEN_MAX] = '\0';
+	assert_int_equal(parse1("PLATEAU_TOKEN", tok), 0);
+	assert_int_equal(strlen(cfg.token), AGENT_TOKEN_MAX);
+
+	/* Bad values name the variable and never show the token. */
+	tok[AGENT_TOKEN_MAX] = 'T';
+	tok[AGENT_TOKEN_MAX + 1] = '\0';
+	expect_secret_error("PLATEAU_TOKEN", tok, "TTTTTTTT", "is longer than 4096 bytes");
+	expect_secret_error("PLATEAU_TOKEN", "s3cr3t-t0k3n\r\nX-Evil: 1", "s3cr3t",
+			    "control character or non-ASCII byte at byte 13");
+	expect_secret_error("PLATEAU_TOKEN", "s3cr3t\x01t0k3n", "s3cr3t", "at byte 7");
+	expect_secret_error("PLATEAU_TOKEN", "s3cr3t t0k3n", "s3cr3t", "at byte 7");
+	expect_secret_error("PLATEAU_TOKEN", "s3cr3t\xc3\xa9", "s3cr3t", "non-ASCII");
+	expect_secret_error("PLATEAU_TOKEN", "s3cr3t-t0k3n\n", "s3cr3t", "trailing whitespace");
+	expect_secret_error("PLATEAU_TOKEN", "", "\"", "is set but empty");
+	assert_string_equal(err, "PLATEAU_TOKEN: is set but empty (unset it to push without a "
+				 "token)");
+}
+
+/* A token and a password both: which one would be sent? Refused. */
+static void test_token_and_password(void **state)
+{
+	const char *both[] = {"PLATEAU_SERVER=http://u:pw-s3cr3t@h", "PLATEAU_TOKEN=t0k3n-s3cr3t",
+			      NULL};
+	const char *user_only[] = {"PLATEAU_SERVER=http://h", "PLATEAU_TOKEN=t0k3n-s3cr3t", NULL};
+
+	(void)state;
+	assert_int_equal(agent_config_parse(&cfg, fake_getenv, both, "x", err, sizeof(err)), -1);
+	assert_string_equal(err, "PLATEAU_TOKEN: is set and PLATEAU_SERVER has a user:password: "
+				 "use one of them");
+	assert_int_equal(agent_config_parse(&cfg, fake_getenv, user_only, "x", err, sizeof(err)),
+			 0);
+	assert_string_equal(cfg.token, "t0k3n-s3cr3t");
+}
+
+static void test_tenant(void **state)
+{
+	static char t[AGENT_TENANT_MAX + 2];
+
+	(void)state;
+	assert_int_equal(parse1("PLATEAU_TENANT", "team-a_1.prod!*'()"), 0);
+	assert_string_equal(cfg.tenant, "team-a_1.prod!*'()");
+	memset(t, 't', AGENT_TENANT_MAX);
+	assert_int_equal(parse1("PLATEAU_TENANT", t), 0);
+	assert_int_equal(strlen(cfg.tenant), AGENT_TENANT_MAX);
+	t[AGENT_TENANT_MAX] = 't';
+	assert_int_equal(parse1("PLATEAU_TENANT", t), -1);
+	expect_error("PLATEAU_TENANT", "a/b", "\"a/b\"", "is not a tenant ID");
+	expect_error("PLATEAU_TENANT", "a\r\nb", "\"a\\x0d\\x0ab\"", "is not a tenant ID");
+	expect_error("PLATEAU_TENANT", "..", "\"..\"", "not . or ..");
+	expect_error("PLATEAU_TENANT", ".", "\".\"", "is not a tenant ID");
+}
+
 static void test_error_buffer(void **state)
 {
 	const char *env[] = {"PLATEAU_HZ=x", "PLATEAU_APP=a b", NULL};
@@ -501,16 +652,31 @@ static void test_error_buffer(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_defaults),      cmocka_unit_test(test_empty_is_unset),
-		cmocka_unit_test(test_program_name),  cmocka_unit_test(test_var_names),
-		cmocka_unit_test(test_modes),	      cmocka_unit_test(test_hz),
-		cmocka_unit_test(test_whitespace),    cmocka_unit_test(test_output),
-		cmocka_unit_test(test_output_limits), cmocka_unit_test(test_server),
-		cmocka_unit_test(test_server_limits), cmocka_unit_test(test_output_and_server),
-		cmocka_unit_test(test_app),	      cmocka_unit_test(test_tags),
-		cmocka_unit_test(test_tag_limits),    cmocka_unit_test(test_upload_interval),
-		cmocka_unit_test(test_alloc_rate),    cmocka_unit_test(test_lock_threshold),
-		cmocka_unit_test(test_fork),	      cmocka_unit_test(test_error_buffer),
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_empty_is_unset),
+		cmocka_unit_test(test_program_name),
+		cmocka_unit_test(test_var_names),
+		cmocka_unit_test(test_modes),
+		cmocka_unit_test(test_hz),
+		cmocka_unit_test(test_whitespace),
+		cmocka_unit_test(test_output),
+		cmocka_unit_test(test_output_limits),
+		cmocka_unit_test(test_server),
+		cmocka_unit_test(test_server_limits),
+		cmocka_unit_test(test_output_and_server),
+		cmocka_unit_test(test_app),
+		cmocka_unit_test(test_tags),
+		cmocka_unit_test(test_tag_limits),
+		cmocka_unit_test(test_upload_interval),
+		cmocka_unit_test(test_alloc_rate),
+		cmocka_unit_test(test_lock_threshold),
+		cmocka_unit_test(test_fork),
+		cmocka_unit_test(test_error_buffer),
+		cmocka_unit_test(test_server_user_info),
+		cmocka_unit_test(test_server_user_limits),
+		cmocka_unit_test(test_token),
+		cmocka_unit_test(test_token_and_password),
+		cmocka_unit_test(test_tenant),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,6 +11,10 @@
  * few list operations.  Every curl_multi_wakeup is made under the lock, and
  * the thread tears curl down only after it has seen `stopping` under the
  * lock, so no wakeup can reach a freed multi handle.
+ *
+ * Credentials (PLATEAU_TOKEN, the URL's user:password, PLATEAU_TENANT)
+ * are copied for the thread's setup, handed to libcurl and wiped; messages
+ * name the server by cfg->server, whose password is already ***.
  */
 #include <curl/curl.h>
 #include <errno.h>
@@ -55,8 +59,12 @@ enum outcome { SENT, REJECTED, RETRY, CUT };
 
 struct agent_push {
 	struct agent_push_opts o;
-	char *server; /* as configured, for messages */
-	char *base;   /* "http://host:port/path/ingest?name=..." */
+	char *server; /* as configured (password as ***), for messages */
+	/* Until setup_curl has handed them to libcurl, then wiped: NULL when unset. */
+	char *auth_header;   /* "Authorization: Bearer TOKEN" */
+	char *tenant_header; /* "X-Scope-OrgID: TENANT" */
+	char *user, *password;
+	char *base; /* "http://host:port/path/ingest?name=..." */
 	unsigned hz;
 	bool loopback;
 	pthread_t thread;
@@ -364,6 +372,47 @@ static void global_cleanup(void)
 	pthread_mutex_unlock(&global_lock);
 }
 
+/* Free S after overwriting it: no copy of a secret left in freed memory. */
+static void wipe_free(char **s)
+{
+	if (*s) {
+		explicit_bzero(*s, strlen(*s));
+		free(*s);
+		*s = NULL;
+	}
+}
+
+static void wipe_headers(struct curl_slist *h)
+{
+	for (; h; h = h->next)
+		explicit_bzero(h->data, strlen(h->data));
+}
+
+static void forget_credentials(struct agent_push *p)
+{
+	wipe_free(&p->auth_header);
+	wipe_free(&p->tenant_header);
+	wipe_free(&p->user);
+	wipe_free(&p->password);
+}
+
+/* Headers and Basic credentials of every request; 0 or a CURLcode. */
+static CURLcode setup_auth(struct agent_push *p)
+{
+	CURLcode rc = CURLE_OK;
+
+	if (p->auth_header && !(p->headers = curl_slist_append(p->headers, p->auth_header)))
+		return CURLE_OUT_OF_MEMORY;
+	if (p->tenant_header && !(p->headers = curl_slist_append(p->headers, p->tenant_header)))
+		return CURLE_OUT_OF_MEMORY;
+	if (p->password) {
+		rc |= curl_easy_setopt(p->easy, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		rc |= curl_easy_setopt(p->easy, CURLOPT_USERNAME, p->user);
+		rc |= curl_easy_setopt(p->easy, CURLOPT_PASSWORD, p->password);
+	}
+	return rc;
+}
+
 static int setup_curl(struct agent_push *p)
 {
 	CURLcode rc = CURLE_OK;
@@ -378,6 +427,10 @@ static int setup_curl(struct agent_push *p)
 	if (p->headers) /* no 100-continue round trip before big bodies */
 		p->headers = curl_slist_append(p->headers, "Expect:");
 	if (!p->multi || !e || !p->headers)
+		return -ENOMEM;
+	rc = setup_auth(p);
+	forget_credentials(p);
+	if (rc == CURLE_OUT_OF_MEMORY)
 		return -ENOMEM;
 	rc |= curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
 	rc |= curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
@@ -401,6 +454,7 @@ static void teardown_curl(struct agent_push *p)
 		curl_multi_remove_handle(p->multi, p->easy);
 	curl_easy_cleanup(p->easy);
 	curl_multi_cleanup(p->multi);
+	wipe_headers(p->headers);
 	curl_slist_free_all(p->headers);
 	if (p->curl_global)
 		global_cleanup();
@@ -634,6 +688,7 @@ static void destroy(struct agent_push *p)
 	free(p->q);
 	free(p->base);
 	free(p->server);
+	forget_credentials(p);
 	pthread_mutex_destroy(&p->lock);
 	pthread_cond_destroy(&p->ready_cond);
 	free(p);
@@ -731,6 +786,36 @@ static void fill_defaults(struct agent_push_opts *o)
 		o->connect_timeout_ms = 5000;
 }
 
+/* PREFIX followed by VALUE, malloc'ed; NULL when VALUE is "" (and *FAILED on ENOMEM). */
+static char *header_line(const char *prefix, const char *value, bool *failed)
+{
+	size_t size = strlen(prefix) + strlen(value) + 1;
+	char *line;
+
+	if (!value[0])
+		return NULL;
+	line = malloc(size);
+	if (line)
+		snprintf(line, size, "%s%s", prefix, value);
+	*failed |= !line;
+	return line;
+}
+
+/* Copies of CFG's credentials for the thread's setup; false on ENOMEM. */
+static bool copy_credentials(struct agent_push *p, const struct agent_config *cfg)
+{
+	bool failed = false;
+
+	p->auth_header = header_line("Authorization: Bearer ", cfg->token, &failed);
+	p->tenant_header = header_line("X-Scope-OrgID: ", cfg->tenant, &failed);
+	if (cfg->server_password[0]) {
+		p->user = strdup(cfg->server_user);
+		p->password = strdup(cfg->server_password);
+		failed |= !p->user || !p->password;
+	}
+	return !failed;
+}
+
 static struct agent_push *alloc_push(const struct agent_config *cfg,
 				     const struct agent_push_opts *opts)
 {
@@ -749,7 +834,7 @@ static struct agent_push *alloc_push(const struct agent_config *cfg,
 	p->q = calloc(p->o.queue_max, sizeof(*p->q));
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_cond_init(&p->ready_cond, NULL);
-	if (!p->server || !p->base || !p->q) {
+	if (!copy_credentials(p, cfg) || !p->server || !p->base || !p->q) {
 		destroy(p);
 		return NULL;
 	}

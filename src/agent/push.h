@@ -8,7 +8,10 @@
  *   {server}{path}/ingest?name=APP{k=v,...}&from=S&until=S&format=pprof
  *     &spyName=plateau&sampleRate=HZ[&units=U]
  * with libcurl, retrying with backoff, from a bounded queue that drops its
- * oldest profile rather than block the caller.
+ * oldest profile rather than block the caller.  cfg->token goes as
+ * "Authorization: Bearer", cfg->server_user/server_password as HTTP Basic,
+ * cfg->tenant as "X-Scope-OrgID"; warnings name the server by cfg->server
+ * (its password as ***), never a secret.
  *
  * Everything here is cold code.  agent_push_new and agent_push_stop are
  * called from the agent's start and exit paths, agent_push_enqueue and

@@ -722,6 +722,73 @@ static void test_stuck_thread(void **state)
 	free(b);
 }
 
+/* CFG from the NULL-terminated ENV with PLATEAU_SERVER=http://AUTH127.0.0.1:PORT. */
+static void make_auth_config(const char *auth, const char **env)
+{
+	char sv[256], err[AGENT_ERR_MAX];
+
+	snprintf(sv, sizeof(sv), "PLATEAU_SERVER=http://%s127.0.0.1:%u", auth, rx.port);
+	env[0] = sv;
+	if (agent_config_parse(&cfg, test_getenv, env, "push_test", err, sizeof(err)) != 0)
+		fail_msg("config: %s", err);
+}
+
+/* Whether any warning holds NEEDLE. */
+static bool warned_with(const char *needle)
+{
+	for (unsigned i = 0; i < nwarnings && i < 16; i++)
+		if (strstr(warnings[i], needle))
+			return true;
+	return false;
+}
+
+/* PLATEAU_TOKEN goes out as Bearer, PLATEAU_TENANT as X-Scope-OrgID, the
+ * URL's user:password as Basic; a refusal's warning names the server with
+ * its password as *** and shows no secret. */
+static void test_credentials(void **state)
+{
+	const char *args[] = {"--status", "401", "--body", "{\"error\":\"no\"}", NULL};
+	const char *tok[] = {NULL, "PLATEAU_TOKEN=tok-S3CRET.42", "PLATEAU_TENANT=team-a", NULL};
+	const char *basic[] = {NULL, NULL};
+	struct agent_push_opts o = fast_opts();
+	uint8_t *b = make_body(100, 9);
+	struct agent_push *p;
+	char want[128];
+	size_t len;
+	char *rec;
+
+	(void)state;
+	receiver_start(args);
+	make_auth_config("", tok);
+	p = start_push(&o);
+	push_copy(p, b, 100, NULL);
+	WAIT_FOR(counters(p).rejected == 1);
+	agent_push_stop(p, 5000, NULL);
+	/* user "a@b" (escaped), password "p:w S3CRET" (escaped space) */
+	make_auth_config("a%40b:p:w%20S3CRET@", basic);
+	assert_string_equal(cfg.server_password, "p:w S3CRET");
+	p = start_push(&o);
+	push_copy(p, b, 100, NULL);
+	WAIT_FOR(counters(p).rejected == 1);
+	agent_push_stop(p, 5000, NULL);
+	rec = receiver_read(1, &len);
+	assert_non_null(strstr(rec, "\nHEADER Authorization: Bearer tok-S3CRET.42\n"));
+	assert_non_null(strstr(rec, "\nHEADER X-Scope-OrgID: team-a\n"));
+	free(rec);
+	rec = receiver_read(2, &len);
+	/* base64("a@b:p:w S3CRET") */
+	assert_non_null(strstr(rec, "\nHEADER Authorization: Basic YUBiOnA6dyBTM0NSRVQ=\n"));
+	assert_null(strstr(rec, "X-Scope-OrgID"));
+	free(rec);
+	print_warnings();
+	assert_int_equal(nwarnings, 2);
+	snprintf(want, sizeof(want), "push to http://a%%40b:***@127.0.0.1:%u: HTTP 401", rx.port);
+	assert_true(warned_with(want));
+	assert_false(warned_with("S3CRET"));
+	assert_false(warned_with("YUBi"));
+	free(b);
+}
+
 static void test_edges(void **state)
 {
 	struct agent_push_counters c;
@@ -758,6 +825,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_connection_closed, teardown),
 		cmocka_unit_test_teardown(test_flush_at_stop, teardown),
 		cmocka_unit_test_teardown(test_stuck_thread, teardown),
+		cmocka_unit_test_teardown(test_credentials, teardown),
 		cmocka_unit_test_teardown(test_edges, teardown),
 	};
 

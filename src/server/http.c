@@ -125,7 +125,7 @@ static enum MHD_Result reply(struct server *s, struct MHD_Connection *c, struct 
 	}
 	MHD_add_response_header(r, "Content-Type", ctype);
 	if (status == MHD_HTTP_UNAUTHORIZED)
-		MHD_add_response_header(r, "WWW-Authenticate", "Bearer");
+		MHD_add_response_header(r, "WWW-Authenticate", "Bearer, Basic realm=\"plateau\"");
 	ok = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
 	rq->replied = true;
@@ -246,30 +246,12 @@ static int uint_arg(struct MHD_Connection *c, const char *name, uint64_t def, ui
 
 /* ---- auth ---- */
 
-/* Constant-time comparison: no timing tells how much of a token matched. */
-static bool same_secret(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	unsigned char d = la != lb;
-
-	for (size_t i = 0; i < la; i++)
-		d |= (unsigned char)a[i] ^ (unsigned char)b[i % (lb ? lb : 1)];
-	return d == 0;
-}
-
 static bool authorized(const struct server *s, struct MHD_Connection *c, unsigned scope)
 {
-	const char *h;
-
-	if (s->cfg.ntokens == 0)
-		return true;
-	h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
-	if (!h || strncmp(h, "Bearer ", 7))
-		return false;
-	for (size_t i = 0; i < s->cfg.ntokens; i++)
-		if ((s->cfg.tokens[i].scopes & scope) && same_secret(h + 7, s->cfg.tokens[i].value))
-			return true;
-	return false;
+	return server_auth_allows(
+		&s->cfg,
+		MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
+		scope);
 }
 
 /* ---- push ---- */

@@ -50,6 +50,14 @@ void server_config_release(struct server_config *c);
  */
 int server_config_load(struct server_config *c, const char *path, struct error *err);
 
+/*
+ * Whether AUTHORIZATION (an Authorization header's value, NULL when there
+ * is none) grants SCOPE (enum token_scope): always when C has no tokens;
+ * else "Bearer TOKEN" or "Basic base64(USER:TOKEN)" (any user name) with a
+ * token of C that has the scope (auth.c).
+ */
+bool server_auth_allows(const struct server_config *c, const char *authorization, unsigned scope);
+
 /* Parse "HOST:PORT", ":PORT" or "PORT" into c. */
 int server_config_listen(struct server_config *c, const char *text, struct error *err);
 
