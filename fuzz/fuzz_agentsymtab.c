@@ -113,7 +113,10 @@ static void check_name(const char *name, uintptr_t pc)
 {
 	if (!*name)
 		BUG("empty name at %#lx", (unsigned long)pc);
-	if (strchr(name + 1, '@'))
+	const char *at = strchr(name + 1, '@');
+
+	/* "x@plt" names a PLT stub (lib/symname.h); any other '@' is a version. */
+	if (at && strcmp(at, "@plt"))
 		BUG("name \"%s\" keeps its version suffix", name);
 }
 
@@ -132,9 +135,24 @@ static void lookup(struct probe *p, uintptr_t pc)
 	if (name != name2 || start != start2)
 		BUG("two lookups of %#lx disagree", (unsigned long)pc);
 	if (!name) {
+		uint64_t va, va2;
+
 		if (start)
 			BUG("no name at %#lx but a start %#lx", (unsigned long)pc,
 			    (unsigned long)start);
+		/* An unnamed function's start is at or below pc, and its own start. */
+		if (i >= 0 && agent_symtab_unnamed(p->st, pc, &va) == i) {
+			if (va > pc - (p->has_bias ? p->bias : 0) && p->has_bias)
+				BUG("%#lx's function starts above it, at %#lx", (unsigned long)pc,
+				    (unsigned long)va);
+			if (p->has_bias && va + p->bias >= p->start && va + p->bias < p->limit &&
+			    agent_symtab_lookup(p->st, (uintptr_t)(va + p->bias), NULL, NULL) ==
+				    i &&
+			    agent_symtab_unnamed(p->st, (uintptr_t)(va + p->bias), &va2) == i &&
+			    va2 != va)
+				BUG("the function of %#lx starts at %#lx, which starts at %#lx",
+				    (unsigned long)pc, (unsigned long)va, (unsigned long)va2);
+		}
 		return;
 	}
 	check_name(name, pc);

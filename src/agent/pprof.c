@@ -17,6 +17,7 @@
 
 #include "agent/pprof.h"
 #include "lib/pprof_fields.h"
+#include "lib/symname.h"
 #include "profile.pb-c.h"
 #include "util/banned.h"
 
@@ -320,6 +321,34 @@ static uint32_t function_of(struct writer *w, int64_t name, int64_t file)
 	return *slot = (uint32_t)++w->nfns;
 }
 
+/*
+ * The function of code no symbol names, as `plateau record` names it:
+ * "module+0xVADDR" (lib/symname.h), VADDR its function's start from the
+ * unwind tables when they cover it; 0 when PC's mapping is unknown.
+ */
+static uint32_t unnamed_function(struct writer *w, uintptr_t pc)
+{
+	const struct agent_mapping *m;
+	uint64_t vaddr;
+	char *s;
+	int map = agent_symtab_unnamed(w->st, pc, &vaddr);
+	int len;
+
+	if (map < 0 || !(m = agent_symtab_mapping(w->st, (size_t)map)))
+		return 0;
+	len = symname_unnamed(NULL, 0, m->path, vaddr);
+	if (len < 0 || !GROW(w, w->owned, w->alloc_owned, w->nowned + 1))
+		return 0;
+	if (!(s = malloc((size_t)len + 1))) {
+		w->err = -ENOMEM;
+		return 0;
+	}
+	symname_unnamed(s, (size_t)len + 1, m->path, vaddr);
+	w->owned[w->nowned++] = s;
+	/* No file: record's unnamed frames have none. */
+	return function_of(w, intern(w, s), 0);
+}
+
 /* A new location for PC, resolved through the symtab. */
 static uint32_t location_new(struct writer *w, uintptr_t pc)
 {
@@ -340,6 +369,8 @@ static uint32_t location_new(struct writer *w, uintptr_t pc)
 		const struct agent_mapping *m = agent_symtab_mapping(w->st, (size_t)map);
 
 		l->fn = function_of(w, intern(w, name), m ? intern(w, m->path) : 0);
+	} else if (map >= 0) {
+		l->fn = unnamed_function(w, pc);
 	}
 	return (uint32_t)++w->nlocs;
 }

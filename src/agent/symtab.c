@@ -42,6 +42,8 @@ struct module {
 	struct load loads[MAX_LOADS];
 	size_t nloads;
 	struct syms syms;
+	struct fde_ranges fdes; /* loaded on the first unnamed pc */
+	bool fdes_loaded;
 	unsigned refs;
 };
 
@@ -111,24 +113,46 @@ static void module_symbols(struct module *m, const struct src *s)
 		goto out;
 	elf_symbols(&e, SHT_DYNSYM, &m->syms);
 out:
+	/* PLT stubs are named from the file itself, whoever gave the symbols. */
+	if (e.sh)
+		elf_plt_symbols(&e, &m->syms);
 	elf_release(&e);
 }
 
-static void module_load(struct agent_symtab *st, struct module *m, const struct map *map)
+/* M's function ranges from its .eh_frame (symtab_code.c). */
+static void module_fdes(struct module *m, const struct src *s)
+{
+	struct elf e;
+
+	if (elf_open(&e, s))
+		return;
+	if (!elf_sections(&e))
+		elf_fde_ranges(&e, &m->fdes);
+	elf_release(&e);
+}
+
+/* Read M's file (or the vDSO's image) with READ, if it is still the file of the snapshot. */
+static void module_read(struct module *m, const struct map *map,
+			void (*read)(struct module *, const struct src *))
 {
 	struct src s = {.fd = -1};
 	struct stat sb;
 
-	m->loaded = true;
 	if (m->vdso) {
 		s = (struct src){.fd = -1, .mem = m->mem, .size = m->memsize};
 		if (m->mem)
-			module_symbols(m, &s);
+			read(m, &s);
 	} else if (!module_open(m, map, &s, &sb)) {
 		if (module_same_file(m, &s, &sb))
-			module_symbols(m, &s);
+			read(m, &s);
 		src_close(&s);
 	}
+}
+
+static void module_load(struct agent_symtab *st, struct module *m, const struct map *map)
+{
+	m->loaded = true;
+	module_read(m, map, module_symbols);
 	for (size_t i = 0; i < st->nmaps; i++) {
 		if (st->maps[i].mod == m)
 			st->maps[i].pub.has_functions = m->syms.n != 0;
@@ -197,6 +221,7 @@ static void module_free(struct module *m)
 	if (!m)
 		return;
 	syms_clear(&m->syms);
+	fde_ranges_clear(&m->fdes);
 	free(m->path);
 	free(m);
 }
@@ -607,6 +632,25 @@ int agent_symtab_lookup(struct agent_symtab *st, uintptr_t pc, const char **name
 		*name = s ? m->mod->syms.strs + s->name : NULL;
 	if (start)
 		*start = s ? (uintptr_t)(s->addr + m->bias) : 0;
+	return (int)i;
+}
+
+int agent_symtab_unnamed(struct agent_symtab *st, uintptr_t pc, uint64_t *vaddr)
+{
+	ssize_t i = st ? map_of_pc(st, pc) : -1;
+	struct map *m;
+	uint64_t start;
+
+	if (i < 0 || !st->maps[i].bias_ok)
+		return -1;
+	m = &st->maps[i];
+	if (!m->mod->fdes_loaded) {
+		m->mod->fdes_loaded = true;
+		module_read(m->mod, m, module_fdes);
+	}
+	*vaddr = pc - m->bias;
+	if (fde_ranges_find(&m->mod->fdes, *vaddr, &start))
+		*vaddr = start;
 	return (int)i;
 }
 

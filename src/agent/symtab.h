@@ -19,7 +19,8 @@
  * (/usr/lib/debug/.build-id/xx/rest.debug, then .gnu_debuglink), else
  * from .dynsym; they are loaded lazily, per file, on the first lookup that
  * needs them.  Names are raw (mangled, not demangled) symbol names
- * without a symbol version suffix ("memcpy@@GLIBC_2.14" is "memcpy").
+ * without a symbol version suffix ("memcpy@@GLIBC_2.14" is "memcpy");
+ * PLT stubs are named "target@plt" from the file's relocations.
  */
 
 #include <stdbool.h>
@@ -75,6 +76,17 @@ void agent_symtab_free(struct agent_symtab *st);
  * function's first address in this process, or 0 when unknown.
  */
 int agent_symtab_lookup(struct agent_symtab *st, uintptr_t pc, const char **name, uintptr_t *start);
+
+/*
+ * For PC, which agent_symtab_lookup() did not name: *VADDR gets the file
+ * vaddr its frame is named by ("module+0xVADDR", lib/symname.h, as
+ * `plateau record` names it): the start of the function holding PC, from
+ * the .eh_frame FDE that covers it (the file's .eh_frame_hdr table, read
+ * on the first call per file), else PC's own file vaddr.  Returns the
+ * index of the mapping holding PC, or -1 (*VADDR untouched) when none
+ * does or its load bias is unknown.
+ */
+int agent_symtab_unnamed(struct agent_symtab *st, uintptr_t pc, uint64_t *vaddr);
 
 /* Number of mappings (live and vanished); indices are 0..n-1. */
 size_t agent_symtab_nmappings(const struct agent_symtab *st);

@@ -158,7 +158,7 @@ int elf_sections(struct elf *e)
 	return 0;
 }
 
-static const Elf64_Shdr *elf_section_named(const struct elf *e, const char *name)
+const Elf64_Shdr *elf_section_named(const struct elf *e, const char *name)
 {
 	for (size_t i = 1; e->shstr && i < e->shnum; i++) {
 		if (e->sh[i].sh_name < e->shstrsize && !strcmp(e->shstr + e->sh[i].sh_name, name))
@@ -167,8 +167,7 @@ static const Elf64_Shdr *elf_section_named(const struct elf *e, const char *name
 	return NULL;
 }
 
-/* Section SH's bytes, NUL-terminated (caller frees). */
-static char *elf_read_section(const struct elf *e, const Elf64_Shdr *sh, uint64_t max, size_t *len)
+char *elf_read_section(const struct elf *e, const Elf64_Shdr *sh, uint64_t max, size_t *len)
 {
 	char *buf;
 
@@ -309,8 +308,7 @@ static int sym_cmp(const void *pa, const void *pb, void *strs)
 	return strcmp(na, nb);
 }
 
-/* Sort, keep one symbol per address (with a size if any alias has one), shrink. */
-static void syms_finish(struct syms *tab)
+void syms_finish(struct syms *tab)
 {
 	size_t o = 0;
 	struct sym *v;

@@ -129,4 +129,50 @@ int debug_symbols(const struct elf *e, const struct debug_query *q, struct syms 
 /* Free TAB's symbols and names; TAB is then empty.  An empty TAB is a no-op. */
 void syms_clear(struct syms *tab);
 
+/* E's first section called NAME (elf_sections() read), or NULL. */
+const Elf64_Shdr *elf_section_named(const struct elf *e, const char *name);
+
+/*
+ * Section SH's bytes, NUL-terminated (caller frees); *LEN their number.
+ * NULL when it has none in the file, is compressed, over MAX bytes, or
+ * cannot be read.
+ */
+char *elf_read_section(const struct elf *e, const Elf64_Shdr *sh, uint64_t max, size_t *len);
+
+/* Sort TAB, keep one symbol per address (with a size if any alias has one), shrink. */
+void syms_finish(struct syms *tab);
+
+/* ---- symtab_code.c: names from the code's own tables ---- */
+
+/*
+ * Add to TAB (loaded or empty, elf_sections() read on E) a symbol
+ * "target@plt" (lib/symname.h) for each PLT entry of E (.plt, .plt.sec,
+ * .plt.got) whose GOT slot or relocation index names a dynamic symbol,
+ * "[plt]" for the other entries and one "[plt]" over each whole PLT
+ * section; then sort TAB again.  Returns 0, or a negative errno (TAB is
+ * then as it was).
+ */
+int elf_plt_symbols(const struct elf *e, struct syms *tab);
+
+/* The function ranges of a file's .eh_frame, one per .eh_frame_hdr entry, sorted by start. */
+struct fde_ranges {
+	uint64_t *start; /* file vaddrs */
+	uint64_t *len;	 /* 0: the entry's FDE is unusable or does not start there */
+	size_t n;
+};
+
+/*
+ * Load into OUT (empty) the ranges of E's .eh_frame FDEs, found through
+ * its .eh_frame_hdr table, checked by the rules doc/symbolize.md gives for
+ * `plateau record` ("Unnamed addresses").  Returns 0, or a negative errno
+ * (OUT empty: no usable table).
+ */
+int elf_fde_ranges(const struct elf *e, struct fde_ranges *out);
+
+/* Where the function holding file vaddr ADDR starts, per R: true and *START, or false. */
+bool fde_ranges_find(const struct fde_ranges *r, uint64_t addr, uint64_t *start);
+
+/* Free R's arrays; R is then empty. */
+void fde_ranges_clear(struct fde_ranges *r);
+
 #endif

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "lib/record_int.h"
+#include "lib/symname.h"
 
 /* ---- symbolization ---- */
 
@@ -119,13 +120,6 @@ static struct sym_module *map_module(struct symctx *c, uint32_t id)
 	return m->sm;
 }
 
-static const char *base_name(const char *path)
-{
-	const char *b = strrchr(path, '/');
-
-	return b && b[1] ? b + 1 : path;
-}
-
 static uint32_t unnamed_frame(struct symctx *c, uint32_t map, uint64_t addr, uint64_t offset,
 			      bool have_offset)
 {
@@ -147,8 +141,8 @@ static uint32_t unnamed_frame(struct symctx *c, uint32_t map, uint64_t addr, uin
 
 		if (!have_offset)
 			offset = addr - m->start + m->pgoff;
-		snprintf(buf, sizeof(buf), "%s+0x%" PRIx64,
-			 rec_path_is_anon(path) ? "[anon]" : base_name(path), offset);
+		/* The agent names such code the same way (lib/symname.h). */
+		symname_unnamed(buf, sizeof(buf), rec_path_is_anon(path) ? "[anon]" : path, offset);
 		f.module = profile_intern_str(c->p, path);
 		if (m->jitpid)
 			f.flags |= FRAME_JIT;

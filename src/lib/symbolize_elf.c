@@ -303,26 +303,6 @@ static bool minidebug_open(struct sym_dso *d)
 	return d->mini_elf != NULL;
 }
 
-/*
- * PLT stubs have no symbols: without one, the sizeless symbol before them
- * (_init) would swallow them.  Name each PLT section "[plt]".
- */
-static void plt_read(struct sym_dso *d, size_t *alloc)
-{
-	static const char *const names[] = {".plt", ".plt.sec", ".plt.got"};
-
-	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
-		GElf_Shdr sh;
-
-		if (!sym_elf_section(d->elf, names[i], &sh) || !sh.sh_addr || !sh.sh_size ||
-		    sh.sh_addr + sh.sh_size < sh.sh_addr)
-			continue;
-		ALLOC_GROW(d->syms, d->nr_syms + 1, *alloc);
-		d->syms[d->nr_syms++] =
-			(struct sym_sym){sh.sh_addr, sh.sh_addr + sh.sh_size, "[plt]", NULL, 255};
-	}
-}
-
 static void syms_load(struct sym_dso *d)
 {
 	size_t alloc = 0;
@@ -343,7 +323,7 @@ static void syms_load(struct sym_dso *d)
 		if ((scn = elf_section_type(d->elf, SHT_DYNSYM, &sh)))
 			symtab_read(d->elf, scn, &sh, d, &alloc);
 	}
-	plt_read(d, &alloc);
+	sym_plt_read(d, &alloc);
 	sym_dso_finish(d);
 }
 

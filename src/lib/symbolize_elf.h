@@ -76,6 +76,13 @@ bool sym_text_load(struct sym_dso *d);
  * holds its bytes: free it after elf_end().
  */
 Elf *sym_minidebug_open(const void *xz, size_t size, void **buf);
+/*
+ * Add a symbol "target@plt" for each PLT stub of d->elf whose target its
+ * relocations name, and "[plt]" for what is left of each PLT section
+ * (symbolize_plt.c); *alloc is d->syms's capacity.  Names live in
+ * d->text_names.
+ */
+void sym_plt_read(struct sym_dso *d, size_t *alloc);
 /* The section called name in elf (its header in *sh), or NULL. */
 Elf_Scn *sym_elf_section(Elf *elf, const char *name, GElf_Shdr *sh);
 /*
