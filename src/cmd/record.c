@@ -246,6 +246,30 @@ static const char *agent_modes(unsigned ev, char *buf, size_t size)
 	return buf;
 }
 
+/* The perf-event options given, to tell the user the agent ignores them. */
+struct perf_only {
+	const char *cg, *min_block;
+	bool stack_size, user_only, mmap_pages;
+};
+
+/* One warning per perf-event option given that the agent, used because of VIA, ignores. */
+static void warn_perf_only(const struct perf_only *po, const char *via)
+{
+	static const char fmt[] = "%s has no effect with %s (the in-process agent %s)";
+
+	if (po->cg)
+		warning(fmt, "-g", via, "unwinds each stack where it is sampled, from .eh_frame");
+	if (po->stack_size)
+		warning(fmt, "--stack-size", via, "walks the live stack: nothing is copied");
+	if (po->user_only)
+		warning(fmt, "--user-only", via, "sees user stacks only");
+	if (po->mmap_pages)
+		warning(fmt, "--mmap-pages", via, "reads no perf ring buffers");
+	if (po->min_block)
+		warning(fmt, "--min-block", via,
+			"samples blocked threads at -F: there are no context switches to filter");
+}
+
 /* OUT is the output already opened, or NULL to open OUT_PATH once the options are known good. */
 static int record_by_agent(unsigned ev, int freq, double duration, enum profile_format fmt,
 			   FILE *out, const char *out_path, bool quiet, const char **argv)
@@ -268,7 +292,7 @@ static int record_by_agent(unsigned ev, int freq, double duration, enum profile_
 
 int cmd_record(int argc, const char **argv)
 {
-	int freq = 99, pid = 0, stack_size = 16384, pages = 0;
+	int freq = 99, pid = 0, stack_size = INT_MIN, pages = 0;
 	double duration = 0;
 	bool all = false, quiet = false, user_only = false, use_agent = false;
 	const char **events = NULL, *cg = NULL, *out_path = "plateau.pb.gz", *format = NULL;
@@ -299,6 +323,8 @@ int cmd_record(int argc, const char **argv)
 		OPT_END(),
 	};
 	struct record_opts ro = {0};
+	struct perf_only po;
+	const char *via = "--agent";
 	struct status_ctx sc = {0};
 	struct error err = ERROR_INIT;
 	struct recorder *r;
@@ -309,6 +335,13 @@ int cmd_record(int argc, const char **argv)
 	FILE *out;
 
 	argc = parse_options_posix(argc, argv, opts, record_usage);
+	po = (struct perf_only){.cg = cg,
+				.min_block = min_block,
+				.stack_size = stack_size != INT_MIN,
+				.user_only = user_only,
+				.mmap_pages = pages != 0};
+	if (stack_size == INT_MIN) /* not given */
+		stack_size = 16384;
 	if ((pid != 0) + all + (argc > 0) != 1)
 		die_usage("record needs exactly one target: -p PID, -a, or a command after --");
 	if (freq < 1 || freq > 100000)
@@ -322,12 +355,6 @@ int cmd_record(int argc, const char **argv)
 		die_usage("-d must be a number of seconds, not %g", duration);
 	if (pages < 0 || (pages & (pages - 1)))
 		die_usage("--mmap-pages must be a power of two, not %d", pages);
-	if (pages && !(cg && !strcmp(cg, "fp")) &&
-	    (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE) < 4 * ((uint64_t)stack_size + 1024))
-		die_usage(
-			"--mmap-pages %d is too small for samples of %d stack bytes: give at least "
-			"%d bytes (4 samples), or lower --stack-size",
-			pages, stack_size, 4 * (stack_size + 1024));
 	if (min_block && (mb = parse_duration(min_block)) < 0)
 		die_usage("--min-block takes a duration such as 100us or 2ms, not '%s'", min_block);
 	fmt = format ? format_from_name(format) : format_from_filename(out_path);
@@ -342,12 +369,22 @@ int cmd_record(int argc, const char **argv)
 		die("-p %d: no such process", pid);
 	ro.events = parse_events(events);
 	free(events);
-	if (ro.events & (EV_AGENT_ALLOC | EV_AGENT_LOCK))
+	if (!use_agent && (ro.events & (EV_AGENT_ALLOC | EV_AGENT_LOCK))) {
 		use_agent = true;
+		via = ro.events & EV_AGENT_ALLOC ? "-e alloc" : "-e lock";
+	}
 	if (use_agent && argc == 0)
 		die_usage("the agent records a command it starts (-- CMD), not -p or -a");
-	if (use_agent)
+	if (use_agent) {
+		warn_perf_only(&po, via);
 		return record_by_agent(ro.events, freq, duration, fmt, NULL, out_path, quiet, argv);
+	}
+	if (pages && !(cg && !strcmp(cg, "fp")) &&
+	    (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE) < 4 * ((uint64_t)stack_size + 1024))
+		die_usage(
+			"--mmap-pages %d is too small for samples of %d stack bytes: give at least "
+			"%d bytes (4 samples), or lower --stack-size",
+			pages, stack_size, 4 * (stack_size + 1024));
 	ro.freq = (unsigned)freq;
 	ro.cg = parse_cg(cg);
 	ro.stack_size = (uint32_t)stack_size;
@@ -376,6 +413,7 @@ int cmd_record(int argc, const char **argv)
 		if (child_pid > 0 && !(ro.events & REC_EV_OFFCPU)) {
 			/* perf events refused (seccomp, paranoid): the agent needs none. */
 			warning("%s: recording with the in-process agent instead", err.msg);
+			warn_perf_only(&po, "the agent fallback");
 			recorder_free(r);
 			return record_by_agent(ro.events, freq, duration, fmt, out, out_path, quiet,
 					       argv);
