@@ -26,9 +26,14 @@ int cmd_top(int argc, const char **argv);
 
 /* Shared by the commands (src/cmd/util.c). */
 
-/* Open path for writing ("-" or NULL: stdout); dies on failure. */
+/*
+ * Open path for writing ("-" or NULL: stdout); dies on failure.  A file is
+ * written beside the target and takes its place only at cmd_output_close()
+ * (util/outfile.h): a command that dies, or is killed, leaves the old file
+ * as it was and no temporary file.
+ */
 FILE *cmd_output_open(const char *path);
-/* Close an output from cmd_output_open, dying when any write failed. */
+/* Close an output from cmd_output_open and put it in place, dying when any write failed. */
 void cmd_output_close(FILE *f, const char *path);
 
 /* Read and merge the inputs (none: stdin), dying with the error. */

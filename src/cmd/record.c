@@ -189,37 +189,90 @@ static void show_status(const struct record_stats *st, uint64_t elapsed_ns, void
 	s->shown = true;
 }
 
-static void print_summary(const struct record_stats *st, const char *out, const char *fmt)
+static double pct(uint64_t part, uint64_t whole)
 {
-	uint64_t n = st->stacks_total;
-	char reasons[512] = "";
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* " (stripped 3.1%, ...)": the unnamed frames' share of all frames, by reason. */
+static void unnamed_reasons(const struct record_stats *st, char *buf, size_t size)
+{
 	size_t len = 0;
 
-	for (unsigned i = 1; i < REC_NR_REASONS && len < sizeof(reasons) - 64; i++) {
-		if (!st->unnamed_by_reason[i])
+	buf[0] = 0;
+	for (unsigned i = 1; i < REC_NR_REASONS && len + 64 < size; i++) {
+		if (!st->frames_unnamed_by_reason[i])
 			continue;
-		len += (size_t)snprintf(reasons + len, sizeof(reasons) - len, "%s%s %.1f%%",
-					len ? ", " : " (", record_reason_str(i),
-					100.0 * (double)st->unnamed_by_reason[i] / (double)n);
+		double share = pct(st->frames_unnamed_by_reason[i], st->frames_total);
+
+		len += (size_t)snprintf(buf + len, size - len, "%s%s %s%.1f%%", len ? ", " : " (",
+					record_reason_str(i), share < 0.05 ? "<" : "",
+					share < 0.05 ? 0.1 : share);
 	}
 	if (len)
-		snprintf(reasons + len, sizeof(reasons) - len, ")");
+		snprintf(buf + len, size - len, ")");
+}
+
+/* One line per reason frames went unnamed, with what names them. */
+static void unnamed_advice(const struct record_stats *st)
+{
+	for (unsigned i = 1; i < REC_NR_REASONS; i++)
+		if (st->frames_unnamed_by_reason[i] && record_reason_fix(i))
+			fprintf(stderr, "plateau record: %s (%.1f%% of frames): %s\n",
+				record_reason_str(i),
+				pct(st->frames_unnamed_by_reason[i], st->frames_total),
+				record_reason_fix(i));
+}
+
+/*
+ * The remedy depends on the ring that overflowed: cpu-clock samples come
+ * at -F; context switches come as often as threads block, whatever -F is,
+ * and cost an unwind each unless --min-block drops them first.
+ */
+static void lost_advice(const struct record_stats *st, const struct record_opts *ro)
+{
+	uint64_t lost = st->lost + st->lost_samples, off = st->lost_offcpu;
+	const char *mb = ro->min_block_ns ? "raise --min-block" : "set --min-block (e.g. 1ms)";
+
+	if (!lost)
+		return;
+	fprintf(stderr, "plateau record: the kernel dropped %" PRIu64 " records (ring full)", lost);
+	if (!off)
+		fprintf(stderr, ": lower -F or raise --mmap-pages\n");
+	else if (off == lost)
+		fprintf(stderr,
+			", all context switches (off-CPU): raise --mmap-pages, or %s so that "
+			"shorter blocks are not unwound and the rings drain faster (-F does not "
+			"change how often threads switch)\n",
+			mb);
+	else
+		fprintf(stderr,
+			", %" PRIu64 " of them context switches (off-CPU): raise --mmap-pages; "
+			"lower -F for the cpu samples and %s for the switches\n",
+			off, mb);
+}
+
+static void print_summary(const struct record_stats *st, const struct record_opts *ro,
+			  const char *out, const char *fmt)
+{
+	uint64_t n = st->stacks_total;
+	char reasons[512];
+
+	unnamed_reasons(st, reasons, sizeof(reasons));
 	fprintf(stderr,
 		"plateau record: wrote %s (%s): %" PRIu64 " samples in %.2fs, %" PRIu64
-		" lost, unnamed frames in %.1f%% of samples%s, %.1f%% of user stacks truncated\n",
+		" lost, unnamed frames: %.1f%% of frames%s, in %.1f%% of samples, %.1f%% of user "
+		"stacks truncated\n",
 		out, fmt, n, (double)st->duration_ns / 1e9, st->lost + st->lost_samples,
-		n ? 100.0 * (double)st->unnamed_samples / (double)n : 0.0, reasons,
-		n ? 100.0 * (double)st->truncated_samples / (double)n : 0.0);
-	if (st->lost || st->lost_samples)
-		fprintf(stderr,
-			"plateau record: the kernel dropped %" PRIu64 " records (ring full): "
-			"lower -F or raise --mmap-pages\n",
-			st->lost + st->lost_samples);
+		pct(st->frames_unnamed, st->frames_total), reasons, pct(st->unnamed_samples, n),
+		pct(st->truncated_samples, n));
+	unnamed_advice(st);
+	lost_advice(st, ro);
 	if (n && st->truncated_samples * 20 > n)
 		fprintf(stderr,
 			"plateau record: %.1f%% of user stacks do not reach a thread's entry point "
 			"(truncated: deeper than --stack-size or no unwind information)\n",
-			100.0 * (double)st->truncated_samples / (double)n);
+			pct(st->truncated_samples, n));
 	if (st->offcpu_source)
 		fprintf(stderr, "plateau record: off-CPU time from %s\n", st->offcpu_source);
 }
@@ -246,6 +299,30 @@ static const char *agent_modes(unsigned ev, char *buf, size_t size)
 	return buf;
 }
 
+/* The perf-event options given, to tell the user the agent ignores them. */
+struct perf_only {
+	const char *cg, *min_block;
+	bool stack_size, user_only, mmap_pages;
+};
+
+/* One warning per perf-event option given that the agent, used because of VIA, ignores. */
+static void warn_perf_only(const struct perf_only *po, const char *via)
+{
+	static const char fmt[] = "%s has no effect with %s (the in-process agent %s)";
+
+	if (po->cg)
+		warning(fmt, "-g", via, "unwinds each stack where it is sampled, from .eh_frame");
+	if (po->stack_size)
+		warning(fmt, "--stack-size", via, "walks the live stack: nothing is copied");
+	if (po->user_only)
+		warning(fmt, "--user-only", via, "sees user stacks only");
+	if (po->mmap_pages)
+		warning(fmt, "--mmap-pages", via, "reads no perf ring buffers");
+	if (po->min_block)
+		warning(fmt, "--min-block", via,
+			"samples blocked threads at -F: there are no context switches to filter");
+}
+
 /* OUT is the output already opened, or NULL to open OUT_PATH once the options are known good. */
 static int record_by_agent(unsigned ev, int freq, double duration, enum profile_format fmt,
 			   FILE *out, const char *out_path, bool quiet, const char **argv)
@@ -268,7 +345,7 @@ static int record_by_agent(unsigned ev, int freq, double duration, enum profile_
 
 int cmd_record(int argc, const char **argv)
 {
-	int freq = 99, pid = 0, stack_size = 16384, pages = 0;
+	int freq = 99, pid = 0, stack_size = INT_MIN, pages = 0;
 	double duration = 0;
 	bool all = false, quiet = false, user_only = false, use_agent = false;
 	const char **events = NULL, *cg = NULL, *out_path = "plateau.pb.gz", *format = NULL;
@@ -292,13 +369,17 @@ int cmd_record(int argc, const char **argv)
 		OPT_STRING(0, "format", &format, "FORMAT",
 			   "pprof, folded, speedscope, svg or html"),
 		OPT_BOOL(0, "user-only", &user_only, "do not record kernel stacks"),
-		OPT_INT(0, "mmap-pages", &pages, "N", "ring buffer pages per CPU (a power of two)"),
+		OPT_INT(0, "mmap-pages", &pages, "N",
+			"ring buffer pages per CPU, a power of two (default 64, 128 or 256): raise "
+			"it when records are lost"),
 		OPT_BOOL('q', "quiet", &quiet, "no status line, summary or table"),
 		OPT_BOOL(0, "agent", &use_agent,
 			 "sample with the in-process agent (libplateau.so) instead of perf events"),
 		OPT_END(),
 	};
 	struct record_opts ro = {0};
+	struct perf_only po;
+	const char *via = "--agent";
 	struct status_ctx sc = {0};
 	struct error err = ERROR_INIT;
 	struct recorder *r;
@@ -309,6 +390,13 @@ int cmd_record(int argc, const char **argv)
 	FILE *out;
 
 	argc = parse_options_posix(argc, argv, opts, record_usage);
+	po = (struct perf_only){.cg = cg,
+				.min_block = min_block,
+				.stack_size = stack_size != INT_MIN,
+				.user_only = user_only,
+				.mmap_pages = pages != 0};
+	if (stack_size == INT_MIN) /* not given */
+		stack_size = 16384;
 	if ((pid != 0) + all + (argc > 0) != 1)
 		die_usage("record needs exactly one target: -p PID, -a, or a command after --");
 	if (freq < 1 || freq > 100000)
@@ -322,12 +410,6 @@ int cmd_record(int argc, const char **argv)
 		die_usage("-d must be a number of seconds, not %g", duration);
 	if (pages < 0 || (pages & (pages - 1)))
 		die_usage("--mmap-pages must be a power of two, not %d", pages);
-	if (pages && !(cg && !strcmp(cg, "fp")) &&
-	    (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE) < 4 * ((uint64_t)stack_size + 1024))
-		die_usage(
-			"--mmap-pages %d is too small for samples of %d stack bytes: give at least "
-			"%d bytes (4 samples), or lower --stack-size",
-			pages, stack_size, 4 * (stack_size + 1024));
 	if (min_block && (mb = parse_duration(min_block)) < 0)
 		die_usage("--min-block takes a duration such as 100us or 2ms, not '%s'", min_block);
 	fmt = format ? format_from_name(format) : format_from_filename(out_path);
@@ -342,12 +424,22 @@ int cmd_record(int argc, const char **argv)
 		die("-p %d: no such process", pid);
 	ro.events = parse_events(events);
 	free(events);
-	if (ro.events & (EV_AGENT_ALLOC | EV_AGENT_LOCK))
+	if (!use_agent && (ro.events & (EV_AGENT_ALLOC | EV_AGENT_LOCK))) {
 		use_agent = true;
+		via = ro.events & EV_AGENT_ALLOC ? "-e alloc" : "-e lock";
+	}
 	if (use_agent && argc == 0)
 		die_usage("the agent records a command it starts (-- CMD), not -p or -a");
-	if (use_agent)
+	if (use_agent) {
+		warn_perf_only(&po, via);
 		return record_by_agent(ro.events, freq, duration, fmt, NULL, out_path, quiet, argv);
+	}
+	if (pages && !(cg && !strcmp(cg, "fp")) &&
+	    (uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE) < 4 * ((uint64_t)stack_size + 1024))
+		die_usage(
+			"--mmap-pages %d is too small for samples of %d stack bytes: give at least "
+			"%d bytes (4 samples), or lower --stack-size",
+			pages, stack_size, 4 * (stack_size + 1024));
 	ro.freq = (unsigned)freq;
 	ro.cg = parse_cg(cg);
 	ro.stack_size = (uint32_t)stack_size;
@@ -376,6 +468,7 @@ int cmd_record(int argc, const char **argv)
 		if (child_pid > 0 && !(ro.events & REC_EV_OFFCPU)) {
 			/* perf events refused (seccomp, paranoid): the agent needs none. */
 			warning("%s: recording with the in-process agent instead", err.msg);
+			warn_perf_only(&po, "the agent fallback");
 			recorder_free(r);
 			return record_by_agent(ro.events, freq, duration, fmt, out, out_path, quiet,
 					       argv);
@@ -424,7 +517,7 @@ int cmd_record(int argc, const char **argv)
 	if (!quiet) {
 		const struct record_stats *st = recorder_stats(r);
 
-		print_summary(st, out_path, format_name(fmt));
+		print_summary(st, &ro, out_path, format_name(fmt));
 		if (child_done && WIFEXITED(child_done - 1) && WEXITSTATUS(child_done - 1))
 			fprintf(stderr, "plateau record: %s exited with status %d\n", argv[0],
 				WEXITSTATUS(child_done - 1));

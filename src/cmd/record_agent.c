@@ -94,9 +94,11 @@ static int run_command(const char **argv, double duration)
 	pid_t pid;
 	int status = 0;
 	bool termed = false;
+	void (*old_int)(int), (*old_term)(int);
 
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	/* Restored after: what removes an unfinished output on a signal (cmd_output_open). */
+	old_int = signal(SIGINT, on_signal);
+	old_term = signal(SIGTERM, on_signal);
 	pid = fork();
 	if (pid < 0)
 		die("fork: %s", strerror(errno));
@@ -126,8 +128,8 @@ static int run_command(const char **argv, double duration)
 		}
 		usleep(10000);
 	}
-	signal(SIGINT, SIG_DFL);
-	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, old_int);
+	signal(SIGTERM, old_term);
 	return status;
 }
 

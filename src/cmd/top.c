@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "util/common.h"
+
+#include <math.h>
+
 #include "lib/stats.h"
 #include "lib/units.h"
 #include "cmd/cmd.h"
@@ -102,12 +105,14 @@ void cmd_top_print(FILE *out, struct profile *p, uint32_t type, int limit, bool 
 	qsort(rows, nf, sizeof(*rows), by_total ? cmp_total : cmp_self);
 	units_format(profile_value_double(p, type, total), profile_str(p, p->types[type].unit),
 		     total_s, sizeof(total_s));
-	units_format(n, "count", n_s, sizeof(n_s));
+	/* Samples are whole; a count worked out from values and a period is an estimate. */
+	units_format(rint(n), "count", n_s, sizeof(n_s));
 	shown = limit && (size_t)limit < nf ? (size_t)limit : nf;
 	fprintf(out,
-		"Total %s of %s/%s from %s samples; showing %zu of %zu %s by %s, 95%% intervals\n",
+		"Total %s of %s/%s from %s%s samples; showing %zu of %zu %s by %s, 95%% "
+		"intervals\n",
 		total_s, profile_str(p, p->types[type].type), profile_str(p, p->types[type].unit),
-		n_s, shown, nf,
+		c.count_type < 0 && c.per_sample != 1 ? "about " : "", n_s, shown, nf,
 		key == FUNC_BY_MODULE ? "modules"
 		: key == FUNC_BY_LINE ? "lines"
 				      : "functions",

@@ -1,22 +1,68 @@
 /* SPDX-License-Identifier: MIT */
 #include "util/common.h"
+
+#include <signal.h>
+
 #include "lib/output.h"
+#include "util/outfile.h"
 #include "cmd/cmd.h"
+
+/* The files cmd_output_open() opened and cmd_output_close() has not closed. */
+static struct outfile outputs[OUTFILE_MAX];
+
+static void on_fatal_signal(int sig)
+{
+	outfile_cleanup();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/*
+ * Once: temporary outputs go at exit (die() included) and on a signal that
+ * would end the process.  A command that handles a signal itself (record
+ * stops and writes what it has on SIGINT) installs its own handler after.
+ */
+static void cleanup_once(void)
+{
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+	static bool done;
+
+	if (done)
+		return;
+	done = true;
+	atexit(outfile_cleanup);
+	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++) {
+		struct sigaction old, sa;
+
+		if (sigaction(sigs[i], NULL, &old) || old.sa_handler != SIG_DFL)
+			continue;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_fatal_signal;
+		sigemptyset(&sa.sa_mask);
+		sigaction(sigs[i], &sa, NULL);
+	}
+}
 
 FILE *cmd_output_open(const char *path)
 {
-	FILE *f;
+	struct error err = ERROR_INIT;
 
 	if (!path || !strcmp(path, "-"))
 		return stdout;
-	f = fopen(path, "w");
-	if (!f)
-		die("cannot write %s: %s", path, strerror(errno));
-	return f;
+	cleanup_once();
+	for (size_t i = 0; i < ARRAY_SIZE(outputs); i++) {
+		if (outputs[i].f)
+			continue;
+		if (outfile_open(&outputs[i], path, &err))
+			die("%s", err.msg);
+		return outputs[i].f;
+	}
+	die("cannot write %s: over %d output files open", path, OUTFILE_MAX);
 }
 
 void cmd_output_close(FILE *f, const char *path)
 {
+	struct error err = ERROR_INIT;
 	bool failed = ferror(f) != 0;
 
 	if (f == stdout) {
@@ -24,8 +70,14 @@ void cmd_output_close(FILE *f, const char *path)
 			die("write error on standard output: %s", strerror(errno));
 		return;
 	}
-	if (fclose(f) || failed)
-		die("write error on %s: %s", path, strerror(errno));
+	for (size_t i = 0; i < ARRAY_SIZE(outputs); i++) {
+		if (outputs[i].f != f)
+			continue;
+		if (outfile_commit(&outputs[i], &err))
+			die("%s", err.msg);
+		return;
+	}
+	BUG("%s was not opened by cmd_output_open", path);
 }
 
 struct profile *cmd_read_profiles(const char **paths, int n, const struct read_options *o)

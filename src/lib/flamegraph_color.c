@@ -4,6 +4,7 @@
 
 #include "util/common.h"
 #include "util/strbuf.h"
+#include "util/outfile.h"
 #include "lib/format.h"
 #include "lib/input.h"
 #include "lib/flamegraph_int.h"
@@ -491,9 +492,9 @@ int flame_palette_save(const struct flame_colorer *c, const char *path, struct e
 {
 	uint32_t *ids = xmalloc(st_mult(c->map_alloc + 1, sizeof(uint32_t)));
 	struct strbuf sb = STRBUF_INIT;
+	struct outfile of;
 	uint32_t n = 0;
-	FILE *f;
-	int rc = 0;
+	int rc;
 
 	for (uint32_t i = 0; i < c->map_alloc; i++) {
 		/* A name with a newline cannot be one line of the file. */
@@ -508,14 +509,10 @@ int flame_palette_save(const struct flame_colorer *c, const char *path, struct e
 		strbuf_addf(&sb, "->%s\n", c->map_colors[ids[i]]);
 	}
 	free(ids);
-	f = fopen(path, "w");
-	if (f && strbuf_write(&sb, f)) {
-		fclose(f);
-		f = NULL;
+	if (!(rc = outfile_open(&of, path, err))) {
+		strbuf_write(&sb, of.f);
+		rc = outfile_commit(&of, err);
 	}
-	if (!f || fclose(f))
-		rc = error_set(err, ERR_IO, "%s: cannot write the palette: %s", path,
-			       strerror(errno));
 	strbuf_release(&sb);
 	return rc;
 }

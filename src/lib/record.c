@@ -527,6 +527,17 @@ static struct qrec *qrec_copy(const struct perf_record *rec, uint32_t session)
 	return q;
 }
 
+/* Records the kernel dropped, by kind and by ring (the remedy differs). */
+static void count_lost(struct recorder *r, const struct perf_record *rec, uint32_t session)
+{
+	if (rec->type == PERF_RECORD_LOST)
+		r->st.lost += rec->u.lost;
+	else
+		r->st.lost_samples += rec->u.lost;
+	if (session == SESS_OFFCPU)
+		r->st.lost_offcpu += rec->u.lost;
+}
+
 static int on_record(const struct perf_record *rec, void *arg)
 {
 	struct recorder *r = arg;
@@ -537,8 +548,8 @@ static int on_record(const struct perf_record *rec, void *arg)
 		if (r->sess_index[i] == (int)rec->session)
 			session = (uint32_t)i;
 	switch (rec->type) {
-	case PERF_RECORD_LOST: r->st.lost += rec->u.lost; return 0;
-	case PERF_RECORD_LOST_SAMPLES: r->st.lost_samples += rec->u.lost; return 0;
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES: count_lost(r, rec, session); return 0;
 	case PERF_RECORD_THROTTLE: r->st.throttled++; return 0;
 	case PERF_RECORD_SAMPLE:
 	case PERF_RECORD_MMAP2:

@@ -49,12 +49,15 @@ enum {
 };
 /* A fixed phrase for reason i ("stripped", "JIT without perf map", ...). */
 const char *record_reason_str(unsigned i);
+/* Why reason i happens and what names such frames ("... install the -dbgsym package"), or NULL. */
+const char *record_reason_fix(unsigned i);
 
 /* What a recording saw; nothing is dropped without being counted here. */
 struct record_stats {
 	uint64_t samples;	   /* cpu-clock and switch samples read */
 	uint64_t lost;		   /* records the kernel dropped (PERF_RECORD_LOST) */
 	uint64_t lost_samples;	   /* PERF_RECORD_LOST_SAMPLES */
+	uint64_t lost_offcpu;	   /* of lost + lost_samples, from the off-CPU (switch) rings */
 	uint64_t bad_records;	   /* records that did not parse (skipped) */
 	uint64_t throttled;	   /* times the kernel throttled sampling (PERF_RECORD_THROTTLE) */
 	uint64_t unwind_failed;	   /* user stacks DWARF could not walk past the first frame */
@@ -68,6 +71,10 @@ struct record_stats {
 	uint64_t stacks_total;			    /* samples in the profile (count) */
 	uint64_t unnamed_samples;		    /* samples with at least one unnamed frame */
 	uint64_t unnamed_by_reason[REC_NR_REASONS]; /* by enum sym_reason, then REC_REASON_* */
+	/* The same by frame: every frame of every sample (the comm root aside), times its count. */
+	uint64_t frames_total;
+	uint64_t frames_unnamed;
+	uint64_t frames_unnamed_by_reason[REC_NR_REASONS];
 	uint64_t truncated_samples; /* user stacks that do not reach a thread entry point */
 	uint64_t duration_ns;
 };

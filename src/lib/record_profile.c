@@ -34,6 +34,25 @@ struct symctx {
 	uint32_t kernel_module, unknown_module;
 };
 
+const char *record_reason_fix(unsigned i)
+{
+	switch (i) {
+	case SYM_STRIPPED:
+		return "the file has no .symtab and no debug file was found: install its debug "
+		       "symbols (Debian: the -dbgsym package, under /usr/lib/debug) or keep them "
+		       "when building";
+	case SYM_NO_FILE:
+	case SYM_DELETED:
+		return "the mapped file is gone: keep it, or its debug file by build-id, until "
+		       "recording ends";
+	case SYM_BUILD_ID: return "the file on disk is not the one that ran: restart the program";
+	case REC_REASON_JIT:
+		return "code a runtime generated: have it write /tmp/perf-PID.map (node "
+		       "--perf-basic-prof, python3 -X perf, Java's perf-map-agent)";
+	default: return NULL;
+	}
+}
+
 const char *record_reason_str(unsigned i)
 {
 	if (i == REC_REASON_JIT)
@@ -278,6 +297,17 @@ static void profile_setup(struct recorder *r, struct profile *p)
 	p->duration_nanos = (int64_t)r->st.duration_ns;
 }
 
+/* The frames of one address of a stack seen count times, named or not. */
+static void count_frames(struct recorder *r, const struct symres *s, uint64_t count)
+{
+	r->st.frames_total += (uint64_t)s->n * count;
+	if (!s->reason)
+		return;
+	r->st.frames_unnamed += count;
+	if (s->reason < REC_NR_REASONS)
+		r->st.frames_unnamed_by_reason[s->reason] += count;
+}
+
 /* Add stack id's values to the profile; returns ERR_LIMIT on overflow. */
 static int add_stack(struct symctx *c, uint32_t id, uint32_t **buf, size_t *alloc)
 {
@@ -306,6 +336,7 @@ static int add_stack(struct symctx *c, uint32_t id, uint32_t **buf, size_t *allo
 			s = symbolize_one(c, map, i == lo || !addr ? addr : addr - 1);
 			if (s->reason && reason < 0)
 				reason = s->reason;
+			count_frames(r, s, r->counts[id]);
 			if (pass == 0) {
 				if (!user)
 					rooted = stack_rooted(c, s);

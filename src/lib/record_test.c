@@ -266,6 +266,10 @@ static void test_fork_exec_mappings(void **state UNUSED)
 	assert_int_equal(value_under(p, "cpu", "[unknown]"), 11);
 	assert_int_equal(recorder_stats(r)->unnamed_by_reason[REC_REASON_NO_MAP], 1);
 	assert_int_equal(recorder_stats(r)->unnamed_samples, 2);
+	/* one frame per sample, both unnamed: by frame too, with the reason */
+	assert_int_equal(recorder_stats(r)->frames_total, 2);
+	assert_int_equal(recorder_stats(r)->frames_unnamed, 2);
+	assert_int_equal(recorder_stats(r)->frames_unnamed_by_reason[REC_REASON_NO_MAP], 1);
 	profile_free(p);
 	recorder_free(r);
 }
@@ -281,9 +285,14 @@ static void test_lost_counted(void **state UNUSED)
 	rec.type = PERF_RECORD_LOST_SAMPLES;
 	rec.u.lost = 3;
 	recorder_feed(r, &rec, false);
+	/* 5 more from the off-CPU (context switch) rings, told apart for the remedy */
+	rec.type = PERF_RECORD_LOST;
+	rec.u.lost = 5;
+	recorder_feed(r, &rec, true);
 	recorder_finish(r, 1);
-	assert_int_equal(recorder_stats(r)->lost, 17);
+	assert_int_equal(recorder_stats(r)->lost, 22);
 	assert_int_equal(recorder_stats(r)->lost_samples, 3);
+	assert_int_equal(recorder_stats(r)->lost_offcpu, 5);
 	recorder_free(r);
 }
 

@@ -69,8 +69,8 @@ fcheck "split_fp: every stack starts with the comm" roots "$TMP/split_fp.folded"
 summary_ok split_fp split_fp.folded
 check_grep "split_fp: the top-10 table follows the summary" '[0-9.]+%.*burn_six$' "$TMP/split_fp.err"
 check "split_fp: under 5% of samples have unnamed frames" awk '
-	/^plateau record: wrote/ && match($0, /unnamed frames in [0-9.]+%/) {
-		v = substr($0, RSTART + 18, RLENGTH - 19); found = 1; if (v + 0 >= 5) { print; exit 1 } }
+	/^plateau record: wrote/ && match($0, /, in [0-9.]+% of samples/) {
+		v = substr($0, RSTART + 5, RLENGTH - 17); found = 1; if (v + 0 >= 5) { print; exit 1 } }
 	END { exit !found }' "$TMP/split_fp.err"
 rec split_nofp -F 999 -o "$TMP/split_nofp.folded" -- "$BIN/split_nofp"
 shares split_nofp
@@ -150,7 +150,7 @@ check_grep "inline: plateau top ranks inl_hot first by self" '^ *[0-9.,]+[a-zµ]
 rec stripped -F 999 -o "$TMP/stripped.folded" -- "$BIN/stripped" 30
 check_grep "stripped: frames are named stripped+0xOFFSET" '(^|;)stripped\+0x[0-9a-f]+(;| )' "$TMP/stripped.folded"
 check_grep "stripped: the summary reports the unnamed share, reason stripped" \
-	'^plateau record: .*unnamed frames in ([5-9][0-9]|100)(\.[0-9]+)?% of samples.*stripped [1-9]' "$TMP/stripped.err"
+	'^plateau record: .*unnamed frames: [0-9.]+% of frames \(.*stripped [0-9.]*[1-9][0-9.]*%.*\), in ([5-9][0-9]|100)(\.[0-9]+)?% of samples' "$TMP/stripped.err"
 
 # --- output format from the extension -------------------------------------
 rec out_svg -q -F 499 -o "$TMP/out.svg" -- "$BIN/split_fp" 20

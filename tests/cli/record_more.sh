@@ -89,7 +89,7 @@ else
 	fcheck "jit: every stack starts with the comm" rootof "$TMP/jit.folded" jit_spin_loop jit
 	check_grep "jit: jit_spin_loop tops the summary's table" '[0-9.]+%.*  jit_spin_loop$' "$TMP/jit.err"
 	check_grep "jit: under 5% of samples have unnamed frames" \
-		'unnamed frames in [0-4](\.[0-9]+)?% of samples' "$TMP/jit.err"
+		', in [0-4](\.[0-9]+)?% of samples' "$TMP/jit.err"
 	# The JIT code has no CFI and no frame of its own: its caller may be lost.
 	fold chain "$TMP/jit.folded" 0 jit_caller jit_spin_loop | sed 's/^/# note: /'
 
@@ -97,7 +97,7 @@ else
 	p=$(jit_pid jit_nomap)
 	check "jit_nomap: no perf map was written" test -n "$p" -a ! -e "/tmp/perf-$p.map"
 	check_grep "jit_nomap: the summary gives the reason, JIT code without /tmp/perf-PID.map" \
-		'^plateau record: wrote .*unnamed frames in ([5-9][0-9]|100)(\.[0-9]+)?% of samples \(.*JIT code without /tmp/perf-PID\.map [0-9.]+%' \
+		'^plateau record: wrote .*unnamed frames: [0-9.]+% of frames \(.*JIT code without /tmp/perf-PID\.map [0-9.]+%.*\), in ([5-9][0-9]|100)(\.[0-9]+)?% of samples' \
 		"$TMP/jit_nomap.err"
 	fcheck "jit_nomap: the code shows as [anon]+0xOFFSET under main" \
 		chain "$TMP/jit_nomap.folded" 0.9 main '\[anon\]\+0x[0-9a-f]+'
@@ -270,7 +270,7 @@ else
 	check "nobody -p deleted: exit 0 (got $rc)" test "$rc" -eq 0
 	summary_ok nobody_deleted deleted.folded
 	check_grep "nobody -p deleted: the summary gives the reason, file deleted" \
-		'^plateau record: wrote .*unnamed frames in [1-9][0-9.]*% of samples \(.*file deleted [1-9][0-9.]*%' \
+		'^plateau record: wrote .*unnamed frames: [0-9.]+% of frames \(.*file deleted [0-9.]*[1-9][0-9.]*%.*\), in [1-9][0-9.]*% of samples' \
 		"$TMP/nobody_deleted.err"
 	fcheck "nobody -p deleted: frames are named 'gone_bin (deleted)+0xOFFSET'" \
 		frames "$NOB/deleted.folded" 'gone_bin \(deleted\)\+0x[0-9a-f]+'
