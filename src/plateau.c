@@ -4,6 +4,7 @@
  */
 #include "util/common.h"
 #include "cmd/cmd.h"
+#include "util/suggest.h"
 
 #ifndef PLATEAU_VERSION
 #define PLATEAU_VERSION "0.1.0"
@@ -38,8 +39,35 @@ static void usage(FILE *f)
 		   "doc/plateau-<command>.md.\n");
 }
 
+/* git's way: one line, then the commands like the one typed, never the whole list. */
+static int unknown_command(const char *name)
+{
+	const char *names[ARRAY_SIZE(commands)];
+	size_t picked[ARRAY_SIZE(commands)], n;
+
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		names[i] = commands[i].name;
+	n = suggest_similar(name, names, ARRAY_SIZE(commands), picked);
+	fprintf(stderr, "plateau: '%s' is not a plateau command. See 'plateau --help'.\n", name);
+	if (n)
+		fprintf(stderr, "The most similar command%s\n", n > 1 ? "s are" : " is");
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr, "\t%s\n", names[picked[i]]);
+	return 2;
+}
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	}
+	return NULL;
+}
+
 int main(int argc, const char **argv)
 {
+	const struct command *cmd;
 	const char *name;
 
 	if (argc < 2) {
@@ -51,10 +79,8 @@ int main(int argc, const char **argv)
 		if (argc > 2 && strcmp(name, "help") == 0) {
 			const char *help_argv[] = {"--help", NULL};
 
-			for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
-				if (!strcmp(commands[i].name, argv[2]))
-					return commands[i].fn(1, help_argv);
-			}
+			cmd = find_command(argv[2]);
+			return cmd ? cmd->fn(1, help_argv) : unknown_command(argv[2]);
 		}
 		usage(stdout);
 		return 0;
@@ -63,13 +89,13 @@ int main(int argc, const char **argv)
 		printf("plateau %s\n", PLATEAU_VERSION);
 		return 0;
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
-		if (!strcmp(commands[i].name, name)) {
-			log_progname = "plateau";
-			return commands[i].fn(argc - 2, argv + 2);
-		}
+	cmd = find_command(name);
+	if (!cmd && name[0] == '-') {
+		fprintf(stderr, "plateau: unknown option '%s'. See 'plateau --help'.\n", name);
+		return 2;
 	}
-	error("unknown command '%s'", name);
-	usage(stderr);
-	return 2;
+	if (!cmd)
+		return unknown_command(name);
+	log_progname = "plateau";
+	return cmd->fn(argc - 2, argv + 2);
 }

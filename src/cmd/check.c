@@ -13,7 +13,7 @@
  * Exit 0 pass, 1 regression (or unreadable input), 2 bad usage.
  */
 static const char *const check_usage[] = {
-	"plateau check --baseline BASE [--max-growth PP] [--min-share PCT] [--json] NEW",
+	"plateau check --baseline BASE [--max-growth PP] [--min-share PCT] [--json] [--strict] NEW",
 	NULL,
 };
 
@@ -102,7 +102,7 @@ int cmd_check(int argc, const char **argv)
 {
 	const char *baseline = NULL, *sample_type = NULL;
 	struct check_options co = {5.0, 1.0, 0.05};
-	bool json = false;
+	bool json = false, strict = false;
 	const struct option opts[] = {
 		OPT_STRING(0, "baseline", &baseline, "BASE",
 			   "the profile to compare against (required)"),
@@ -113,6 +113,7 @@ int cmd_check(int argc, const char **argv)
 		OPT_DOUBLE(0, "alpha", &co.alpha, "A", "significance level (default 0.05: 95%)"),
 		OPT_STRING(0, "sample-type", &sample_type, "NAME", "sample type to compare"),
 		OPT_BOOL(0, "json", &json, "print the verdict as JSON"),
+		OPT_STRICT(&strict),
 		OPT_END(),
 	};
 	struct read_options ro = {.sample_type = sample_type};
@@ -123,17 +124,16 @@ int cmd_check(int argc, const char **argv)
 	size_t n, nreg = 0;
 
 	argc = parse_options(argc, argv, opts, check_usage);
-	if (!baseline || argc != 1) {
-		error(!baseline ? "check needs --baseline BASE"
-				: "check takes exactly one NEW profile");
-		usage_with_options(stderr, check_usage, opts);
-		return 2;
-	}
+	if (!baseline || argc != 1)
+		die_usage("%s (see 'plateau check --help')",
+			  !baseline ? "check needs --baseline BASE"
+				    : "check takes exactly one NEW profile");
 	if (co.max_growth < 0 || co.min_share < 0 || co.min_share > 100 || co.alpha <= 0 ||
 	    co.alpha >= 1)
 		die_usage("--max-growth and --min-share must be >= 0 (min-share <= 100), --alpha "
 			  "in (0, 1)");
 	ro.sample_type = sample_type;
+	ro.skip_bad_lines = !strict;
 	base = cmd_read_profiles(&baseline, 1, &ro);
 	new = cmd_read_profiles(argv, 1, &ro);
 	dopt.base_type = base->default_type;

@@ -36,7 +36,19 @@ FILE *cmd_output_open(const char *path);
 /* Close an output from cmd_output_open and put it in place, dying when any write failed. */
 void cmd_output_close(FILE *f, const char *path);
 
-/* Read and merge the inputs (none: stdin), dying with the error. */
+/*
+ * --strict, for every command that reads profiles: a folded line that does
+ * not parse refuses the input instead of being skipped with a warning.
+ */
+#define OPT_STRICT(v)                                                                        \
+	OPT_BOOL(0, "strict", (v),                                                           \
+		 "refuse a folded input with a line that does not parse (default: skip the " \
+		 "line with a warning naming it)")
+
+/*
+ * Read and merge the inputs (none: stdin), dying with the error.  Lines
+ * skipped (o->skip_bad_lines) are warned about on stderr.
+ */
 struct profile *cmd_read_profiles(const char **paths, int n, const struct read_options *o);
 
 /* The sample type to use: --sample-type NAME or the profile's default; dies when absent. */

@@ -5,14 +5,15 @@
 #include "cmd/cmd.h"
 
 static const char *const diff_usage[] = {
-	"plateau diff [-n] [--format svg|html|folded|json] [-o OUT] [flame graph options] BASE NEW",
+	"plateau diff [-n] [--format svg|html|folded|json] [-o OUT] [flame graph options] "
+	"[--strict] BASE NEW",
 	NULL,
 };
 
 int cmd_diff(int argc, const char **argv)
 {
 	const char *format = NULL, *out_path = NULL, *sample_type = NULL;
-	bool normalize = false, negate = false;
+	bool normalize = false, negate = false, strict = false;
 	double alpha = 0.05;
 	struct flame_options fo;
 	const struct option opts[] = {
@@ -27,6 +28,7 @@ int cmd_diff(int argc, const char **argv)
 		OPT_STRING(0, "title", &fo.title, "TEXT", "flame graph title"),
 		OPT_BOOL(0, "negate", &negate, "swap red and blue"),
 		OPT_INT(0, "width", &fo.width, "PX", "image width (default 1200)"),
+		OPT_STRICT(&strict),
 		OPT_END(),
 	};
 	struct read_options ro = {0};
@@ -39,11 +41,8 @@ int cmd_diff(int argc, const char **argv)
 
 	flame_options_init(&fo);
 	argc = parse_options(argc, argv, opts, diff_usage);
-	if (argc != 2) {
-		error("diff takes two profiles, BASE and NEW");
-		usage_with_options(stderr, diff_usage, opts);
-		return 2;
-	}
+	if (argc != 2)
+		die_usage("diff takes two profiles, BASE and NEW (see 'plateau diff --help')");
 	if (alpha <= 0 || alpha >= 1)
 		die_usage("--alpha must be between 0 and 1");
 	/* JSON here is the diff report, not speedscope: -o x.json means it too. */
@@ -59,6 +58,7 @@ int cmd_diff(int argc, const char **argv)
 	if (f != FMT_UNKNOWN && f != FMT_SVG && f != FMT_HTML && f != FMT_FOLDED)
 		die_usage("diff writes svg, html, folded or json");
 	ro.sample_type = sample_type;
+	ro.skip_bad_lines = !strict;
 	base = cmd_read_profiles(&argv[0], 1, &ro);
 	new = cmd_read_profiles(&argv[1], 1, &ro);
 	dopt.base_type = base->default_type;

@@ -12,7 +12,7 @@
  */
 
 static const char *const flamegraph_usage[] = {
-	"plateau flamegraph [options] [FILE...]",
+	"plateau flamegraph [options] [--strict] [FILE...]",
 	"perf script | plateau flamegraph > out.svg",
 	NULL,
 };
@@ -21,6 +21,7 @@ struct fg_args {
 	struct flame_options fo;
 	const char *out_path, *format, *minwidth, *sample_type, *focus, *ignore;
 	double prune, total;
+	bool strict;
 };
 
 /* --minwidth: pixels ("0.5") or a percentage of the total ("1%"), as flamegraph.pl. */
@@ -164,6 +165,7 @@ int cmd_flamegraph(int argc, const char **argv)
 		OPT_STRING(0, "ignore", &a.ignore, "REGEX", "drop stacks with a matching frame"),
 		OPT_DOUBLE(0, "prune", &a.prune, "PCT",
 			   "merge frames under PCT% of the total into [pruned]"),
+		OPT_STRICT(&a.strict),
 		OPT_END(),
 	};
 	struct read_options ro = {0};
@@ -184,6 +186,7 @@ int cmd_flamegraph(int argc, const char **argv)
 	check_args(&a);
 	ro.sample_type = a.sample_type;
 	ro.keep_order = fo->flamechart;
+	ro.skip_bad_lines = !a.strict;
 	p = cmd_read_profiles(argv, argc, &ro);
 	fo->type = profile_is_diff(p) ? 1 : cmd_sample_type(p, a.sample_type);
 	p = apply_filters(p, &a);

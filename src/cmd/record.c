@@ -353,7 +353,8 @@ int cmd_record(int argc, const char **argv)
 	const struct option opts[] = {
 		OPT_INT('F', "freq", &freq, "HZ", "cpu-clock samples per second (default 99)"),
 		OPT_LIST('e', "event", &events, "EV",
-			 "cpu (default), offcpu or wall; repeat or comma-separate for several"),
+			 "cpu (default), offcpu, wall, alloc or lock (alloc, lock: the agent); "
+			 "repeat or comma-separate for several"),
 		OPT_STRING(
 			'g', "call-graph", &cg, "MODE",
 			"auto (default: DWARF unwinding, frame pointers as fallback), fp or dwarf"),

@@ -8,7 +8,7 @@
 #include "cmd/cmd.h"
 
 static const char *const top_usage[] = {
-	"plateau top [-n N] [--sort self|total] [--by function|module|line] FILE",
+	"plateau top [-n N] [--sort self|total] [--by function|module|line] [--strict] [FILE...]",
 	NULL,
 };
 
@@ -131,11 +131,13 @@ int cmd_top(int argc, const char **argv)
 {
 	const char *sort = "self", *by = NULL, *sample_type = NULL;
 	int limit = 20;
+	bool strict = false;
 	const struct option opts[] = {
 		OPT_INT('n', "lines", &limit, "N", "show the top N rows (default 20; 0 for all)"),
 		OPT_STRING(0, "sort", &sort, "KEY", "sort by self or total (default self)"),
 		OPT_STRING(0, "by", &by, "KEY", "aggregate by function, module or line"),
 		OPT_STRING(0, "sample-type", &sample_type, "NAME", "sample type to rank"),
+		OPT_STRICT(&strict),
 		OPT_END(),
 	};
 	struct read_options ro = {0};
@@ -144,19 +146,18 @@ int cmd_top(int argc, const char **argv)
 	uint32_t type;
 
 	argc = parse_options(argc, argv, opts, top_usage);
-	if (argc > 1)
-		die_usage("top takes one profile (merge several with 'plateau convert' first)");
 	if (strcmp(sort, "self") && strcmp(sort, "total"))
 		die_usage("--sort takes self or total, not '%s'", sort);
 	if (limit < 0)
 		die_usage("-n must not be negative");
 	key = parse_by(by);
 	ro.sample_type = sample_type;
+	ro.skip_bad_lines = !strict;
 	p = cmd_read_profiles(argv, argc, &ro);
 	type = p->default_type;
 	if (profile_total(p, type) <= 0)
-		die("%s: the profile has no samples of type %s", argc ? argv[0] : "<stdin>",
-		    profile_str(p, p->types[type].type));
+		die("%s%s: the profile has no samples of type %s", argc ? argv[0] : "<stdin>",
+		    argc > 1 ? " and the others" : "", profile_str(p, p->types[type].type));
 	cmd_top_print(stdout, p, type, limit, strcmp(sort, "self") != 0, key);
 	profile_free(p);
 	cmd_output_close(stdout, NULL);

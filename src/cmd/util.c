@@ -80,12 +80,20 @@ void cmd_output_close(FILE *f, const char *path)
 	BUG("%s was not opened by cmd_output_open", path);
 }
 
+static void warn_input(void *arg UNUSED, const char *msg)
+{
+	warning("%s", msg);
+}
+
 struct profile *cmd_read_profiles(const char **paths, int n, const struct read_options *o)
 {
+	struct read_options ro = *o;
 	struct error err = ERROR_INIT;
 	struct profile *p;
 
-	if (profile_read_files(paths, n, o, &p, &err))
+	if (!ro.warn)
+		ro.warn = warn_input;
+	if (profile_read_files(paths, n, &ro, &p, &err))
 		die("%s", err.msg);
 	return p;
 }

@@ -215,20 +215,36 @@ static uint32_t stack_node(struct folded_reader *r, const char *s, size_t len)
 	return node;
 }
 
+/*
+ * read_line()'s results besides 0 (a sample) and errors: a line that does
+ * not end with a count, one whose count is bad (err says why), a blank
+ * line.
+ */
+#define BAD_LINE   1
+#define BAD_COUNT  2
+#define BLANK_LINE 3
+
+/* Why the count token tok[0..len) is bad (parse_count's rc); BAD_LINE or BAD_COUNT. */
 static int bad_count(struct folded_reader *r, int rc, const char *tok, size_t len,
 		     struct error *err)
 {
+	const char *name = r->in->name;
+	int n = (int)MIN(len, 40);
+
 	if (rc == -1)
-		return error_set(err, ERR_LIMIT, "%s:%zu: count '%.*s' overflows 64 bits",
-				 r->in->name, r->lineno, (int)MIN(len, 40), tok);
-	if (rc == -2)
-		return error_set(err, ERR_FORMAT, "%s:%zu: count '%.*s' has more than %d decimals",
-				 r->in->name, r->lineno, (int)MIN(len, 40), tok, MAX_DECIMALS);
-	if (len && tok[0] == '-')
-		return error_set(err, ERR_FORMAT, "%s:%zu: negative count '%.*s'", r->in->name,
-				 r->lineno, (int)MIN(len, 40), tok);
-	return error_set(err, ERR_FORMAT, "%s:%zu: line does not end with a sample count",
-			 r->in->name, r->lineno);
+		error_set(err, ERR_LIMIT, "%s:%zu: count '%.*s' overflows 64 bits", name, r->lineno,
+			  n, tok);
+	else if (rc == -2)
+		error_set(err, ERR_FORMAT, "%s:%zu: count '%.*s' has more than %d decimals", name,
+			  r->lineno, n, tok, MAX_DECIMALS);
+	else if (len && tok[0] == '-')
+		error_set(err, ERR_FORMAT, "%s:%zu: negative count '%.*s'", name, r->lineno, n,
+			  tok);
+	if (err->code)
+		return BAD_COUNT;
+	error_set(err, ERR_FORMAT, "%s:%zu: line does not end with a sample count", name,
+		  r->lineno);
+	return BAD_LINE;
 }
 
 static int read_line(struct folded_reader *r, const char *s, size_t len, struct error *err)
@@ -241,7 +257,7 @@ static int read_line(struct folded_reader *r, const char *s, size_t len, struct 
 	while (end > s && is_space(end[-1]))
 		end--;
 	if (end == s)
-		return 0; /* blank line */
+		return BLANK_LINE;
 	if (!last_token(s, &end, &tok, &tok_len)) {
 		/* A bare count (empty stack) is a sample at the root. */
 		while (s < end && is_space(*s))
@@ -271,18 +287,131 @@ static int read_line(struct folded_reader *r, const char *s, size_t len, struct 
 			if (n == 2)
 				profile_add_type(r->p, "new", "count");
 		} else if (n != 2) {
-			return error_set(err, ERR_FORMAT,
-					 "%s:%zu: differential file line has one count, not two",
-					 r->in->name, r->lineno);
+			error_set(err, ERR_FORMAT,
+				  "%s:%zu: differential file line has one count, not two",
+				  r->in->name, r->lineno);
+			return BAD_COUNT;
 		}
 	}
 	return add_counts(r, stack_node(r, s, (size_t)(end - s)), c, r->ncounts, err);
+}
+
+/* At most this many skipped lines are named, per file; then their count. */
+#define MAX_WARNINGS 10
+
+struct line_check {
+	const struct read_options *o;
+	size_t good, bad;
+	struct error first;	  /* the first bad line, while refusing them */
+	struct error first_count; /* the first with a bad count: a folded line */
+	/* Warnings held back until a line parses: an input with none is not folded. */
+	char held[MAX_WARNINGS][sizeof(((struct error *)0)->msg) + 16];
+};
+
+static void warn_held(struct line_check *c)
+{
+	for (size_t i = 0; i < MIN(c->bad, (size_t)MAX_WARNINGS); i++)
+		c->o->warn(c->o->warn_arg, c->held[i]);
+}
+
+/*
+ * A line that does not parse: skipped with a warning when the options say
+ * so (as flamegraph.pl ignores it), else the input is refused, with the
+ * first bad line, once some line did parse: an input none of whose lines
+ * parse is not folded at all.  0 to go on, or the error.
+ */
+static int line_bad(struct line_check *c, const struct error *why, bool bad_count,
+		    struct error *err)
+{
+	c->bad++;
+	if (bad_count && !c->first_count.code)
+		c->first_count = *why;
+	if (c->o && c->o->skip_bad_lines) {
+		if (c->bad <= MAX_WARNINGS && c->o->warn) {
+			char *msg = c->held[c->bad - 1];
+
+			snprintf(msg, sizeof(c->held[0]), "%s; line skipped", why->msg);
+			if (c->good)
+				c->o->warn(c->o->warn_arg, msg);
+		}
+		return 0;
+	}
+	if (c->bad == 1)
+		c->first = *why;
+	if (!c->good)
+		return 0;
+	*err = c->first;
+	return err->code;
+}
+
+/* A line that parsed: refuses the input when a line before it did not. */
+static int line_good(struct line_check *c, struct error *err)
+{
+	c->good++;
+	if (c->bad && !(c->o && c->o->skip_bad_lines)) {
+		*err = c->first;
+		return err->code;
+	}
+	if (c->good == 1 && c->bad && c->o->warn)
+		warn_held(c);
+	return 0;
+}
+
+/*
+ * The end: no line parsed is an error, the count of the lines skipped past
+ * the ones named a warning.
+ */
+static int line_check_end(struct line_check *c, const char *name, struct error *err)
+{
+	if (!c->good && c->first_count.code) {
+		*err = c->first_count;
+		return err->code;
+	}
+	if (!c->good && c->bad)
+		return error_set(err, ERR_FORMAT,
+				 "%s: unrecognised format (expected folded, perf script or pprof)",
+				 name);
+	if (!c->good)
+		return error_set(err, ERR_FORMAT, "%s: no samples", name);
+	if (c->bad > MAX_WARNINGS && c->o && c->o->warn) {
+		char msg[512];
+
+		snprintf(msg, sizeof(msg), "%s: %zu more lines skipped (%zu in all)", name,
+			 c->bad - MAX_WARNINGS, c->bad);
+		c->o->warn(c->o->warn_arg, msg);
+	}
+	return 0;
+}
+
+/* One line: 0 (parsed, or skipped), or an error. */
+static int folded_line(struct folded_reader *r, struct line_check *c, const char *s, size_t len,
+		       struct error *err)
+{
+	struct error why = ERROR_INIT;
+	int rc;
+
+	if (memchr(s, '\0', len)) {
+		error_set(&why, ERR_FORMAT, "%s:%zu: NUL byte in a folded line", r->in->name,
+			  r->lineno);
+		return line_bad(c, &why, false, err);
+	}
+	rc = read_line(r, s, len, &why);
+	if (rc == BAD_LINE || rc == BAD_COUNT)
+		return line_bad(c, &why, rc == BAD_COUNT, err);
+	if (rc == BLANK_LINE)
+		return 0;
+	if (rc) {
+		*err = why;
+		return rc;
+	}
+	return line_good(c, err);
 }
 
 int folded_read(const struct input *in, const struct read_options *o, struct profile **out,
 		struct error *err)
 {
 	struct folded_reader r = {.in = in};
+	struct line_check c = {.o = o};
 	const char *s = in->data, *end = in->data + in->len;
 	const char *kept = in->data;
 	int rc = 0;
@@ -294,12 +423,7 @@ int folded_read(const struct input *in, const struct read_options *o, struct pro
 		size_t len = nl ? (size_t)(nl - s) : (size_t)(end - s);
 
 		r.lineno++;
-		if (memchr(s, '\0', len)) {
-			rc = error_set(err, ERR_FORMAT, "%s:%zu: NUL byte in a folded line",
-				       in->name, r.lineno);
-			break;
-		}
-		rc = read_line(&r, s, len, err);
+		rc = folded_line(&r, &c, s, len, err);
 		/* The previous line must stay readable: stack_node() compares with it. */
 		if ((size_t)(s - kept) >= INPUT_DISCARD_STEP)
 			kept = input_discard(in, kept, s);
@@ -308,8 +432,8 @@ int folded_read(const struct input *in, const struct read_options *o, struct pro
 	free(r.prev_end);
 	free(r.prev_node);
 	free(r.frame_of);
-	if (!rc && !r.ncounts)
-		rc = error_set(err, ERR_FORMAT, "%s: no samples", in->name);
+	if (!rc)
+		rc = line_check_end(&c, in->name, err);
 	if (rc) {
 		profile_free(r.p);
 		return rc;

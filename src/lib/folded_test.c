@@ -5,6 +5,7 @@
 #include <cmocka.h>
 
 #include "util/common.h"
+#include "util/strbuf.h"
 #include "lib/format.h"
 
 static struct profile *read_str(const char *text, struct error *err)
@@ -97,6 +98,108 @@ static void test_errors_name_the_line(void **state)
 	assert_string_equal(err.msg, "t.folded: no samples");
 }
 
+struct warnings {
+	size_t n;
+	char msg[16][600];
+};
+
+static void collect(void *arg, const char *msg)
+{
+	struct warnings *w = arg;
+
+	assert_true(w->n < 16);
+	snprintf(w->msg[w->n++], sizeof(w->msg[0]), "%s", msg);
+}
+
+static struct profile *read_opts(const char *text, const struct read_options *o, struct error *err)
+{
+	struct input in;
+	struct profile *p = NULL;
+
+	assert_int_equal(input_from_buf(&in, "t.folded", text, strlen(text), 1 << 20, err), 0);
+	if (folded_read(&in, o, &p, err))
+		p = NULL;
+	input_close(&in);
+	return p;
+}
+
+static void test_bad_lines_skipped_with_warnings(void **state)
+{
+	struct warnings w = {0};
+	struct read_options o = {.skip_bad_lines = true, .warn = collect, .warn_arg = &w};
+	struct error err = ERROR_INIT;
+	struct profile *p;
+	char *out;
+
+	(void)state;
+	p = read_opts("not a count\na;b 2\na;c\na;b -1\na;b 3\n", &o, &err);
+	assert_non_null(p);
+	out = write_str(p, false);
+	assert_string_equal(out, "a;b 5\n");
+	assert_int_equal(w.n, 3);
+	assert_string_equal(w.msg[0], "t.folded:1: line does not end with a sample count; "
+				      "line skipped");
+	assert_string_equal(w.msg[1], "t.folded:3: line does not end with a sample count; "
+				      "line skipped");
+	assert_string_equal(w.msg[2], "t.folded:4: negative count '-1'; line skipped");
+	free(out);
+	profile_free(p);
+}
+
+static void test_warnings_capped(void **state)
+{
+	struct warnings w = {0};
+	struct read_options o = {.skip_bad_lines = true, .warn = collect, .warn_arg = &w};
+	struct error err = ERROR_INIT;
+	struct strbuf sb = STRBUF_INIT;
+	struct profile *p;
+
+	(void)state;
+	strbuf_addstr(&sb, "a 1\n");
+	for (int i = 0; i < 14; i++)
+		strbuf_addstr(&sb, "junk\n");
+	p = read_opts(sb.buf, &o, &err);
+	assert_non_null(p);
+	assert_int_equal(w.n, 11);
+	assert_string_equal(w.msg[9], "t.folded:11: line does not end with a sample count; "
+				      "line skipped");
+	assert_string_equal(w.msg[10], "t.folded: 4 more lines skipped (14 in all)");
+	strbuf_release(&sb);
+	profile_free(p);
+}
+
+static void test_refused_by_default(void **state)
+{
+	struct warnings w = {0};
+	struct read_options o = {.warn = collect, .warn_arg = &w};
+	struct error err = ERROR_INIT;
+
+	(void)state;
+	/* The first bad line is named, even when it comes before the first good one. */
+	assert_null(read_opts("junk\na 1\nb\n", &o, &err));
+	assert_string_equal(err.msg, "t.folded:1: line does not end with a sample count");
+	assert_int_equal(w.n, 0);
+}
+
+static void test_unrecognised(void **state)
+{
+	struct read_options lenient = {.skip_bad_lines = true};
+	struct error err = ERROR_INIT;
+
+	(void)state;
+	assert_null(read_str("<html>\n<body>\n", &err));
+	assert_string_equal(
+		err.msg, "t.folded: unrecognised format (expected folded, perf script or pprof)");
+	err = (struct error)ERROR_INIT;
+	assert_null(read_opts("# notes\n\nno counts here\n", &lenient, &err));
+	assert_string_equal(
+		err.msg, "t.folded: unrecognised format (expected folded, perf script or pprof)");
+	/* A line shaped like folded, its count bad: that line is the error. */
+	err = (struct error)ERROR_INIT;
+	assert_null(read_opts("junk\na;b -3\n", &lenient, &err));
+	assert_string_equal(err.msg, "t.folded:2: negative count '-3'");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -104,6 +207,10 @@ int main(void)
 		cmocka_unit_test(test_decimals),
 		cmocka_unit_test(test_differential),
 		cmocka_unit_test(test_errors_name_the_line),
+		cmocka_unit_test(test_bad_lines_skipped_with_warnings),
+		cmocka_unit_test(test_warnings_capped),
+		cmocka_unit_test(test_refused_by_default),
+		cmocka_unit_test(test_unrecognised),
 	};
 
 	return cmocka_run_group_tests_name("folded", tests, NULL, NULL);

@@ -115,12 +115,26 @@ static bool looks_binary(const char *data, size_t len)
 				 data[1] != '\n' && data[1] != '\r' && data[1] != '\t');
 }
 
+/*
+ * Whether the first byte of binary data can start a protobuf message such
+ * as profile.proto's: a one-byte field key, field 1 to 15, with a wire
+ * type that exists (varint, 64-bit, length-delimited, 32-bit).  An ELF
+ * file (0x7f: wire type 7) or a PNG (0x89: a key past field 15) does not;
+ * a protobuf that is not a profile does, and is reported by the decoder.
+ */
+static bool protobuf_first_key(unsigned char key)
+{
+	unsigned wire = key & 7, field = key >> 3;
+
+	return key < 0x80 && field >= 1 && (wire == 0 || wire == 1 || wire == 2 || wire == 5);
+}
+
 enum profile_format format_detect(const char *data, size_t len)
 {
 	if (!len)
 		return FMT_UNKNOWN;
 	if (looks_binary(data, len))
-		return FMT_PPROF;
+		return protobuf_first_key((unsigned char)data[0]) ? FMT_PPROF : FMT_UNKNOWN;
 	if (data[0] == '{' || data[0] == '[')
 		return FMT_SPEEDSCOPE;
 	if (looks_like_perf_script(data, len))
@@ -159,7 +173,12 @@ int profile_read_input(const struct input *in, const struct read_options *o, str
 
 	*out = NULL;
 	switch (f) {
-	case FMT_UNKNOWN: return error_set(err, ERR_FORMAT, "%s: empty input", in->name);
+	case FMT_UNKNOWN:
+		if (!in->len)
+			return error_set(err, ERR_FORMAT, "%s: empty input", in->name);
+		return error_set(err, ERR_FORMAT,
+				 "%s: unrecognised format (expected folded, perf script or pprof)",
+				 in->name);
 	case FMT_FOLDED: rc = folded_read(in, o, out, err); break;
 	case FMT_PERF_SCRIPT: rc = perfscript_read(in, o, out, err); break;
 	case FMT_PPROF: rc = pprof_read(in, o, out, err); break;
@@ -167,7 +186,10 @@ int profile_read_input(const struct input *in, const struct read_options *o, str
 		return error_set(err, ERR_UNSUPPORTED,
 				 "%s: JSON input is not supported (speedscope is an output format)",
 				 in->name);
-	default: return error_set(err, ERR_FORMAT, "%s: unrecognised input format", in->name);
+	default:
+		return error_set(err, ERR_FORMAT,
+				 "%s: unrecognised format (expected folded, perf script or pprof)",
+				 in->name);
 	}
 	if (!rc)
 		rc = apply_sample_type(out, o, in->name, err);
@@ -206,8 +228,12 @@ int profile_read_files(const char **paths, int n, const struct read_options *o,
 		int rc = profile_read_file(paths[i], o, &p, err);
 
 		if (!rc && acc) {
-			rc = profile_merge(acc, p, err);
+			struct error why = ERROR_INIT;
+
+			rc = profile_merge(acc, p, &why);
 			profile_free(p);
+			if (rc)
+				error_set(err, rc, "%s and %s: %s", paths[0], paths[i], why.msg);
 		} else if (!rc) {
 			acc = p;
 		}

@@ -38,6 +38,16 @@ struct read_options {
 		*sample_type; /* pprof: which type to keep as default; NULL = profile's default */
 	bool keep_order;      /* record input order (flame charts) */
 	const struct collapse_options *collapse;
+	/*
+	 * Folded input: skip a line that does not parse, passing warn (when
+	 * set) a message naming the file and line, at most 10 per file and
+	 * then their count, as flamegraph.pl skips them.  Else (the default)
+	 * such a line refuses the input, naming the first one.  Either way an
+	 * input none of whose lines parse is "unrecognised format".
+	 */
+	bool skip_bad_lines;
+	void (*warn)(void *arg, const char *msg);
+	void *warn_arg;
 };
 
 /* The format of data, from its first bytes. */
@@ -54,7 +64,11 @@ int profile_read_input(const struct input *in, const struct read_options *o, str
 /* Open and read path ("-" for stdin). */
 int profile_read_file(const char *path, const struct read_options *o, struct profile **out,
 		      struct error *err);
-/* Read and merge several files (none: stdin). */
+/*
+ * Read and merge several files (none: stdin).  Files of different sample
+ * types do not merge: ERR_USAGE naming the first file and the one that
+ * differs, and their types.
+ */
 int profile_read_files(const char **paths, int n, const struct read_options *o,
 		       struct profile **out, struct error *err);
 

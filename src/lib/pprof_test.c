@@ -650,6 +650,36 @@ static void test_garbage_and_truncation(void **state)
 	tb_free(&b);
 }
 
+/* Binary that cannot start a protobuf is no format at all, not a broken pprof. */
+static void test_detect_unrecognised_binary(void **state)
+{
+	static const char elf[] = "\x7f"
+				  "ELF\x02\x01\x01\0\0\0\0\0\0\0\0\0\x03\0>\0";
+	static const char png[] = "\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+	struct error err = ERROR_INIT;
+	struct profile *p = NULL;
+	struct input in;
+	struct tb b;
+	size_t len;
+	uint8_t *buf;
+
+	(void)state;
+	assert_int_equal(format_detect(elf, sizeof(elf) - 1), FMT_UNKNOWN);
+	assert_int_equal(format_detect(png, sizeof(png) - 1), FMT_UNKNOWN);
+	build_inline(&b);
+	len = perftools__profiles__profile__get_packed_size(&b.p);
+	buf = xmalloc(len);
+	perftools__profiles__profile__pack(&b.p, buf);
+	assert_int_equal(format_detect((const char *)buf, len), FMT_PPROF);
+	assert_int_equal(input_from_buf(&in, "a.out", elf, sizeof(elf) - 1, 1 << 20, &err), 0);
+	assert_int_equal(profile_read_input(&in, NULL, &p, &err), ERR_FORMAT);
+	assert_string_equal(err.msg,
+			    "a.out: unrecognised format (expected folded, perf script or pprof)");
+	input_close(&in);
+	free(buf);
+	tb_free(&b);
+}
+
 /* Writing. */
 
 static char *write_pprof(const struct profile *p, size_t *len)
@@ -892,6 +922,7 @@ int main(void)
 		cmocka_unit_test(test_sample_errors),
 		cmocka_unit_test(test_stack_limits),
 		cmocka_unit_test(test_garbage_and_truncation),
+		cmocka_unit_test(test_detect_unrecognised_binary),
 		cmocka_unit_test(test_write_round_trip),
 		cmocka_unit_test(test_write_structure),
 		cmocka_unit_test(test_write_empty_and_root_samples),

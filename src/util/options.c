@@ -3,21 +3,82 @@
 
 #include "util/common.h"
 #include "util/options.h"
+#include "util/suggest.h"
 
-static _Noreturn void usage_error(const char *const *usage, const struct option *opts,
-				  const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void usage_error(const char *const *usage, const struct option *opts, const char *fmt, ...)
+/* The command in the first usage line: "plateau top" of "plateau top [-n N] FILE". */
+static void command_name(const char *const *usage, char *buf, size_t size)
 {
+	const char *u = usage && usage[0] ? usage[0] : log_progname;
+	const char *sp = strchr(u, ' ');
+	size_t len = strlen(u);
+
+	if (sp && strchr(sp + 1, ' '))
+		len = (size_t)(strchr(sp + 1, ' ') - u);
+	snprintf(buf, size, "%.*s", (int)MIN(len, size - 1), u);
+}
+
+/*
+ * A usage error: one line naming the problem and where the help is, then
+ * the caller's "did you mean" lines, if any; never the whole help.
+ */
+static void usage_line(const char *const *usage, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void usage_line(const char *const *usage, const char *fmt, ...)
+{
+	char cmd[64];
 	va_list ap;
 
+	command_name(usage, cmd, sizeof(cmd));
 	fflush(stdout);
-	fprintf(stderr, "%s: error: ", log_progname);
+	fprintf(stderr, "%s: ", cmd);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
-	usage_with_options(stderr, usage, opts);
+	fprintf(stderr, ". See '%s --help'.\n", cmd);
+}
+
+#define usage_error(usage, ...)                   \
+	do {                                      \
+		usage_line((usage), __VA_ARGS__); \
+		exit(2);                          \
+	} while (0)
+
+/* The long options whose names are like typed (without its dashes). */
+static void print_similar(const struct option *opts, const char *typed)
+{
+	size_t n = 0, np;
+	const char **names;
+	size_t *picked;
+
+	for (const struct option *o = opts; o->type != OPTION_END; o++)
+		n++;
+	names = xcalloc(n + 1, sizeof(*names));
+	picked = xcalloc(n + 1, sizeof(*picked));
+	for (size_t i = 0; i < n; i++)
+		names[i] = opts[i].long_name;
+	np = suggest_similar(typed, names, n, picked);
+	if (np == 1)
+		fprintf(stderr, "did you mean '--%s'?\n", names[picked[0]]);
+	else if (np > 1)
+		fprintf(stderr, "did you mean one of these?\n");
+	for (size_t i = 0; np > 1 && i < np; i++)
+		fprintf(stderr, "\t--%s\n", names[picked[i]]);
+	free(names);
+	free(picked);
+}
+
+/* An unknown "--name" or "-name": the error, then the long options like name. */
+static _Noreturn void unknown_option(const char *const *usage, const struct option *opts,
+				     const char *typed, size_t len)
+{
+	char *name;
+
+	usage_line(usage, "unknown option '%.*s'", (int)len, typed);
+	name = xmemdup(typed + strspn(typed, "-"), len - strspn(typed, "-"));
+	if (strlen(name) >= 2)
+		print_similar(opts, name);
+	free(name);
 	exit(2);
 }
 
@@ -73,8 +134,7 @@ static void opt_name(const struct option *o, char *buf, size_t size)
 		snprintf(buf, size, "-%c", o->short_name);
 }
 
-static int set_value(const struct option *o, const char *arg, const char *const *usage,
-		     const struct option *opts)
+static int set_value(const struct option *o, const char *arg, const char *const *usage)
 {
 	char name[64], *end;
 
@@ -87,8 +147,7 @@ static int set_value(const struct option *o, const char *arg, const char *const 
 		errno = 0;
 		v = strtol(arg, &end, 10);
 		if (errno || end == arg || *end || v < INT32_MIN || v > INT32_MAX)
-			usage_error(usage, opts, "option %s expects an integer, not '%s'", name,
-				    arg);
+			usage_error(usage, "option %s expects an integer, not '%s'", name, arg);
 		*(int *)o->value = (int)v;
 		return 0;
 	}
@@ -98,7 +157,7 @@ static int set_value(const struct option *o, const char *arg, const char *const 
 		errno = 0;
 		v = strtod(arg, &end);
 		if (errno || end == arg || *end || !isfinite(v))
-			usage_error(usage, opts, "option %s expects a number, not '%s'", name, arg);
+			usage_error(usage, "option %s expects a number, not '%s'", name, arg);
 		*(double *)o->value = v;
 		return 0;
 	}
@@ -139,20 +198,20 @@ static int parse_long(const char **argv, int i, int argc, const struct option *o
 		exit(0);
 	}
 	if (!o)
-		usage_error(usage, opts, "unknown option '--%.*s'", (int)len, name);
+		unknown_option(usage, opts, argv[i], len + 2);
 	if (!takes_arg(o)) {
 		if (eq)
-			usage_error(usage, opts, "option '--%s' takes no value", o->long_name);
-		set_value(o, NULL, usage, opts);
+			usage_error(usage, "option '--%s' takes no value", o->long_name);
+		set_value(o, NULL, usage);
 		return i;
 	}
 	if (eq) {
-		set_value(o, eq + 1, usage, opts);
+		set_value(o, eq + 1, usage);
 		return i;
 	}
 	if (i + 1 >= argc)
-		usage_error(usage, opts, "option '--%s' requires a value", o->long_name);
-	set_value(o, argv[i + 1], usage, opts);
+		usage_error(usage, "option '--%s' requires a value", o->long_name);
+	set_value(o, argv[i + 1], usage);
 	return i + 1;
 }
 
@@ -166,19 +225,22 @@ static int parse_short(const char **argv, int i, int argc, const struct option *
 			usage_with_options(stdout, usage, opts);
 			exit(0);
 		}
+		/* "-name" for "--name": the whole word, for the suggestion. */
+		if (!o && p == argv[i] + 1 && p[1])
+			unknown_option(usage, opts, argv[i], strcspn(argv[i], "="));
 		if (!o)
-			usage_error(usage, opts, "unknown option '-%c'", *p);
+			usage_error(usage, "unknown option '-%c'", *p);
 		if (!takes_arg(o)) {
-			set_value(o, NULL, usage, opts);
+			set_value(o, NULL, usage);
 			continue;
 		}
 		if (p[1]) {
-			set_value(o, p + 1, usage, opts);
+			set_value(o, p + 1, usage);
 			return i;
 		}
 		if (i + 1 >= argc)
-			usage_error(usage, opts, "option '-%c' requires a value", *p);
-		set_value(o, argv[i + 1], usage, opts);
+			usage_error(usage, "option '-%c' requires a value", *p);
+		set_value(o, argv[i + 1], usage);
 		return i + 1;
 	}
 	return i;

@@ -20,8 +20,11 @@
  * Long options take "--name=value" or "--name value"; short ones "-xV"
  * or "-x V"; "--" ends options.  Non-option arguments are kept in order
  * in argv[0..return value).  -h/--help prints help to stdout and exits 0;
- * a bad option prints a one-line error and the usage to stderr and exits
- * 2.
+ * a bad option prints one line to stderr naming it and pointing at
+ * --help ("plateau top: unknown option '--line'. See 'plateau top
+ * --help'.", the command taken from the first usage line), for an
+ * unknown option the long options like it ("did you mean '--lines'?"),
+ * and exits 2.
  */
 enum option_type {
 	OPTION_END,

@@ -6,6 +6,7 @@
 
 #include "util/common.h"
 #include "util/options.h"
+#include "util/suggest.h"
 
 static bool flag;
 static int num;
@@ -89,12 +90,46 @@ static void test_help_lists_every_option(void **state)
 	free(buf);
 }
 
+static void test_suggest_distance(void **state)
+{
+	(void)state;
+	assert_int_equal(suggest_distance("flamegraph", "flamegraph"), 0);
+	assert_int_equal(suggest_distance("flamegrph", "flamegraph"), 1); /* deletion */
+	assert_int_equal(suggest_distance("tpo", "top"), 1);		  /* swap */
+	assert_int_equal(suggest_distance("recorx", "record"), 1);	  /* substitution */
+	assert_int_equal(suggest_distance("", "top"), 3);
+	assert_int_equal(suggest_distance("kitten", "sitting"), 3);
+}
+
+static void test_suggest_similar(void **state)
+{
+	const char *cmds[] = {"check", "collapse", "convert", "diff", "flamegraph", "top", NULL};
+	const char *longs[] = {"lines", NULL, "mmap-pages", "min-block"};
+	size_t out[8];
+
+	(void)state;
+	assert_int_equal(suggest_similar("flamegrph", cmds, 7, out), 1);
+	assert_int_equal(out[0], 4);
+	/* A prefix is closest, and every command it starts is named. */
+	assert_int_equal(suggest_similar("co", cmds, 7, out), 2);
+	assert_int_equal(out[0], 1);
+	assert_int_equal(out[1], 2);
+	assert_int_equal(suggest_similar("frobnicate", cmds, 7, out), 0);
+	assert_int_equal(suggest_similar("x", cmds, 7, out), 0);
+	assert_int_equal(suggest_similar("mmap-page", longs, 4, out), 1);
+	assert_int_equal(out[0], 2);
+	assert_int_equal(suggest_similar("line", longs, 4, out), 1);
+	assert_int_equal(out[0], 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_forms),
 		cmocka_unit_test(test_short_with_space_and_stdin),
 		cmocka_unit_test(test_help_lists_every_option),
+		cmocka_unit_test(test_suggest_distance),
+		cmocka_unit_test(test_suggest_similar),
 	};
 
 	return cmocka_run_group_tests_name("options", tests, NULL, NULL);
