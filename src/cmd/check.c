@@ -37,6 +37,13 @@ static bool is_regression(const struct diff_func *f, const struct check_options 
 	       100 * f->new_share >= o->min_share && f->p < o->alpha;
 }
 
+/* " 15.00% [ 12.1- 18.3]": a share and its interval, bounds rounded outward. */
+static void print_share(const struct stats_share *sh)
+{
+	printf(" %7.2f%% [%5.1f-%5.1f]", 100 * sh->share, stats_pct_floor(sh->lo, 1),
+	       stats_pct_ceil(sh->hi, 1));
+}
+
 static void report_text(const struct profile *d, struct diff_func *fn, size_t n, size_t nreg,
 			const struct check_options *o)
 {
@@ -49,8 +56,8 @@ static void report_text(const struct profile *d, struct diff_func *fn, size_t n,
 		       "(significant at %.0f%%)\n",
 		       nreg, nreg == 1 ? "" : "s", o->max_growth, 100 * (1 - o->alpha));
 	}
-	printf("  %-8s %8s %8s %9s %10s  %s\n", "verdict", "base%", "new%", "change", "p-value",
-	       "function");
+	printf("  %-8s %8s %13s %8s %13s %9s %10s  %s\n", "verdict", "base%", "(95% CI)", "new%",
+	       "(95% CI)", "change", "p-value", "function");
 	for (size_t i = 0, shown = 0; i < n && shown < 10; i++) {
 		double growth = 100 * (fn[i].new_share - fn[i].base_share);
 		const char *verdict = is_regression(&fn[i], o) ? "FAIL"
@@ -61,9 +68,10 @@ static void report_text(const struct profile *d, struct diff_func *fn, size_t n,
 			break;
 		if (100 * fn[i].new_share < o->min_share)
 			continue;
-		printf("  %-8s %7.2f%% %7.2f%% %+8.2fpp %10.3g  %s\n", verdict,
-		       100 * fn[i].base_share, 100 * fn[i].new_share, growth, fn[i].p,
-		       profile_str(d, fn[i].key));
+		printf("  %-8s", verdict);
+		print_share(&fn[i].base_ci);
+		print_share(&fn[i].new_ci);
+		printf(" %+8.2fpp %10.3g  %s\n", growth, fn[i].p, profile_str(d, fn[i].key));
 		shown++;
 	}
 }
@@ -86,11 +94,13 @@ static void report_json(const struct profile *d, struct diff_func *fn, size_t n,
 		strbuf_addstr(&sb, first ? "\n{\"name\":" : ",\n{\"name\":");
 		first = false;
 		strbuf_add_json(&sb, profile_str(d, fn[i].key), strtab_len(&d->strs, fn[i].key));
+		strbuf_addf(&sb, ",\"base_share\":%.6f,\"new_share\":%.6f,", fn[i].base_share,
+			    fn[i].new_share);
+		diff_json_interval(&sb, "base", &fn[i].base_ci);
+		diff_json_interval(&sb, "new", &fn[i].new_ci);
 		strbuf_addf(&sb,
-			    ",\"base_share\":%.6f,\"new_share\":%.6f,\"growth_pp\":%.4f,"
-			    "\"p\":%.6g,\"significant\":%s,\"regression\":%s}",
-			    fn[i].base_share, fn[i].new_share, growth, fn[i].p,
-			    fn[i].p < o->alpha ? "true" : "false",
+			    "\"growth_pp\":%.4f,\"p\":%.6g,\"significant\":%s,\"regression\":%s}",
+			    growth, fn[i].p, fn[i].p < o->alpha ? "true" : "false",
 			    is_regression(&fn[i], o) ? "true" : "false");
 	}
 	strbuf_addstr(&sb, "]}\n");

@@ -12,14 +12,9 @@ static const char *const top_usage[] = {
 	NULL,
 };
 
-struct row {
-	struct func_stat f;
-	double self_n, total_n; /* samples behind self and total */
-};
-
 static int cmp_self(const void *a, const void *b)
 {
-	const struct func_stat *x = &((const struct row *)a)->f, *y = &((const struct row *)b)->f;
+	const struct func_stat *x = a, *y = b;
 
 	if (x->self != y->self)
 		return x->self > y->self ? -1 : 1;
@@ -28,7 +23,7 @@ static int cmp_self(const void *a, const void *b)
 
 static int cmp_total(const void *a, const void *b)
 {
-	const struct func_stat *x = &((const struct row *)a)->f, *y = &((const struct row *)b)->f;
+	const struct func_stat *x = a, *y = b;
 
 	if (x->total != y->total)
 		return x->total > y->total ? -1 : 1;
@@ -46,73 +41,67 @@ static enum func_key parse_by(const char *by)
 	die_usage("--by takes function, module or line, not '%s'", by);
 }
 
-/* Rows with the samples behind each stat, for the intervals. */
-static struct row *make_rows(struct profile *p, uint32_t type, enum func_key by,
-			     const struct sample_counter *c, size_t *nr)
+/* "  6.84% [  6.2-  7.5]": a share and its interval, bounds rounded outward. */
+static void print_share(FILE *out, double part, double whole, double n_eff)
 {
-	struct func_stat *fs, *cs = NULL;
-	size_t n = profile_functions(p, type, by, &fs);
-	struct row *rows = xcalloc(n + 1, sizeof(*rows));
+	struct stats_share sh;
 
-	/*
-	 * Same keys in the same order: frames are shared between the runs.  The
-	 * counts of this type's samples only: one samples/count type may count
-	 * another type's samples too (the agent's cpu and wall).
-	 */
-	if (c->count_type >= 0 && (uint32_t)c->count_type != type)
-		profile_functions_where(p, (uint32_t)c->count_type, type, by, &cs);
-	for (size_t i = 0; i < n; i++) {
-		rows[i].f = fs[i];
-		rows[i].self_n = cs ? (double)cs[i].self : stats_count(c, (double)fs[i].self);
-		rows[i].total_n = cs ? (double)cs[i].total : stats_count(c, (double)fs[i].total);
-	}
-	free(fs);
-	free(cs);
-	*nr = n;
-	return rows;
+	stats_share_of(part, whole, n_eff, &sh);
+	fprintf(out, " %6.2f%% [%5.1f-%5.1f]", 100 * sh.share, stats_pct_floor(sh.lo, 1),
+		stats_pct_ceil(sh.hi, 1));
 }
 
-static void print_row(FILE *out, const struct profile *p, uint32_t type, const struct row *r,
-		      double total, double n)
+/*
+ * One row: every share and interval from the values of one type over its
+ * total, with the effective samples of that type (stats_share_of).
+ */
+static void print_row(FILE *out, const struct profile *p, uint32_t type, const struct func_stat *f,
+		      double total, double n_eff)
 {
-	const struct func_stat *f = &r->f;
 	const char *unit = profile_str(p, p->types[type].unit);
 	char self_s[32], total_s[32];
-	double lo1, hi1, lo2, hi2;
 
 	units_format(profile_value_double(p, type, f->self), unit, self_s, sizeof(self_s));
 	units_format(profile_value_double(p, type, f->total), unit, total_s, sizeof(total_s));
-	stats_wilson(r->self_n, n, STATS_Z95, &lo1, &hi1);
-	stats_wilson(r->total_n, n, STATS_Z95, &lo2, &hi2);
-	fprintf(out, "%12s %6.2f%% [%5.1f-%5.1f] %12s %6.2f%% [%5.1f-%5.1f]  %s\n", self_s,
-		100.0 * (double)f->self / total, 100 * lo1, 100 * hi1, total_s,
-		100.0 * (double)f->total / total, 100 * lo2, 100 * hi2, profile_str(p, f->key));
+	fprintf(out, "%12s", self_s);
+	print_share(out, (double)f->self, total, n_eff);
+	fprintf(out, " %12s", total_s);
+	print_share(out, (double)f->total, total, n_eff);
+	fprintf(out, "  %s\n", profile_str(p, f->key));
 }
 
 void cmd_top_print(FILE *out, struct profile *p, uint32_t type, int limit, bool by_total,
 		   enum func_key key)
 {
 	struct sample_counter c;
-	char total_s[32], n_s[32];
+	char total_s[32], n_s[32], eff_s[48] = "";
 	size_t nf, shown;
-	struct row *rows;
+	struct func_stat *rows;
 	int64_t total = profile_total(p, type);
-	double n;
+	double n, n_eff;
 
 	stats_counter_init(&c, p, type);
 	n = stats_total_samples(&c, p, type);
-	rows = make_rows(p, type, key, &c, &nf);
+	n_eff = stats_effective_samples(&c, p, type);
+	nf = profile_functions(p, type, key, &rows);
 	qsort(rows, nf, sizeof(*rows), by_total ? cmp_total : cmp_self);
 	units_format(profile_value_double(p, type, total), profile_str(p, p->types[type].unit),
 		     total_s, sizeof(total_s));
 	/* Samples are whole; a count worked out from values and a period is an estimate. */
 	units_format(rint(n), "count", n_s, sizeof(n_s));
+	/* Weighted samples count for fewer (stats.h); say so when they do. */
+	if (round(n_eff) != round(n)) {
+		char e[32];
+
+		units_format(round(n_eff), "count", e, sizeof(e));
+		snprintf(eff_s, sizeof(eff_s), " (%s effective)", e);
+	}
 	shown = limit && (size_t)limit < nf ? (size_t)limit : nf;
 	fprintf(out,
-		"Total %s of %s/%s from %s%s samples; showing %zu of %zu %s by %s, 95%% "
-		"intervals\n",
+		"Total %s of %s/%s from %s%s samples%s; showing %zu of %zu %s by %s, "
+		"95%% intervals\n",
 		total_s, profile_str(p, p->types[type].type), profile_str(p, p->types[type].unit),
-		c.count_type < 0 && c.per_sample != 1 ? "about " : "", n_s, shown, nf,
+		c.count_type < 0 && c.per_sample != 1 ? "about " : "", n_s, eff_s, shown, nf,
 		key == FUNC_BY_MODULE ? "modules"
 		: key == FUNC_BY_LINE ? "lines"
 				      : "functions",
@@ -123,7 +112,7 @@ void cmd_top_print(FILE *out, struct profile *p, uint32_t type, int limit, bool 
 		: key == FUNC_BY_LINE ? "line"
 				      : "function");
 	for (size_t i = 0; i < shown; i++)
-		print_row(out, p, type, &rows[i], (double)total, n);
+		print_row(out, p, type, &rows[i], (double)total, n_eff);
 	free(rows);
 }
 

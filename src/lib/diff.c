@@ -97,6 +97,8 @@ void diff_nodes_compute(const struct profile *d, struct diff_nodes *dn)
 	dn->base_n = dn->base_count[0];
 	dn->new_n = dn->new_count[0];
 	free(tmp);
+	dn->base_eff = diff_effective_samples(d, false);
+	dn->new_eff = diff_effective_samples(d, true);
 }
 
 void diff_nodes_release(struct diff_nodes *dn)
@@ -110,9 +112,20 @@ void diff_nodes_release(struct diff_nodes *dn)
 	memset(dn, 0, sizeof(*dn));
 }
 
+double diff_effective_samples(const struct profile *d, bool new_side)
+{
+	struct sample_counter c = {.count_type = new_side ? T_NEW_N : T_BASE_N, .per_sample = 0};
+
+	return stats_effective_samples(&c, d, new_side ? T_NEW : T_BASE);
+}
+
 double diff_node_p(const struct diff_nodes *dn, uint32_t n)
 {
-	return stats_two_prop_p(dn->base_count[n], dn->base_n, dn->new_count[n], dn->new_n);
+	struct stats_share b, w;
+
+	stats_share_of((double)dn->base_total[n], (double)dn->base_total[0], dn->base_eff, &b);
+	stats_share_of((double)dn->new_total[n], (double)dn->new_total[0], dn->new_eff, &w);
+	return stats_share_change_p(b.share, dn->base_eff, w.share, dn->new_eff);
 }
 
 size_t diff_functions(struct profile *d, struct diff_func **out)
@@ -121,6 +134,8 @@ size_t diff_functions(struct profile *d, struct diff_func **out)
 	size_t nr[4], n;
 	struct diff_func *res;
 	int64_t totals[4];
+	double base_eff = diff_effective_samples(d, false),
+	       new_eff = diff_effective_samples(d, true);
 
 	for (int t = 0; t < 4; t++) {
 		nr[t] = profile_functions(d, (uint32_t)t, FUNC_BY_FUNCTION, &fs[t]);
@@ -137,12 +152,14 @@ size_t diff_functions(struct profile *d, struct diff_func **out)
 		res[i].new_self = fs[T_NEW][i].self;
 		res[i].base_count = (double)fs[T_BASE_N][i].total;
 		res[i].new_count = (double)fs[T_NEW_N][i].total;
-		res[i].base_share =
-			totals[T_BASE] ? (double)res[i].base_total / (double)totals[T_BASE] : 0;
-		res[i].new_share =
-			totals[T_NEW] ? (double)res[i].new_total / (double)totals[T_NEW] : 0;
-		res[i].p = stats_two_prop_p(res[i].base_count, (double)totals[T_BASE_N],
-					    res[i].new_count, (double)totals[T_NEW_N]);
+		stats_share_of((double)res[i].base_total, (double)totals[T_BASE], base_eff,
+			       &res[i].base_ci);
+		stats_share_of((double)res[i].new_total, (double)totals[T_NEW], new_eff,
+			       &res[i].new_ci);
+		res[i].base_share = res[i].base_ci.share;
+		res[i].new_share = res[i].new_ci.share;
+		res[i].p = stats_share_change_p(res[i].base_share, base_eff, res[i].new_share,
+						new_eff);
 	}
 	for (int t = 0; t < 4; t++)
 		free(fs[t]);
@@ -166,6 +183,13 @@ static void json_frame_path(struct strbuf *sb, const struct profile *d, uint32_t
 	strbuf_addch(sb, ']');
 }
 
+void diff_json_interval(struct strbuf *sb, const char *side, const struct stats_share *sh)
+{
+	/* Six decimals as the share, rounded outward so the printed bounds hold it. */
+	strbuf_addf(sb, "\"%s_lo\":%.6f,\"%s_hi\":%.6f,", side, floor(sh->lo * 1e6) / 1e6, side,
+		    ceil(sh->hi * 1e6) / 1e6);
+}
+
 int diff_write_json(struct profile *d, double alpha, FILE *f, struct error *err)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -180,19 +204,23 @@ int diff_write_json(struct profile *d, double alpha, FILE *f, struct error *err)
 	strbuf_add_json(&sb, profile_str(d, d->types[0].unit),
 			strtab_len(&d->strs, d->types[0].unit));
 	strbuf_addf(&sb,
-		    ",\"alpha\":%g,\"base\":{\"total\":%" PRId64 ",\"samples\":%.0f},"
-		    "\"new\":{\"total\":%" PRId64 ",\"samples\":%.0f},\"functions\":[",
-		    alpha, dn.base_total[0], dn.base_n, dn.new_total[0], dn.new_n);
+		    ",\"alpha\":%g,\"base\":{\"total\":%" PRId64 ",\"samples\":%.0f,"
+		    "\"effective_samples\":%.3f},\"new\":{\"total\":%" PRId64
+		    ",\"samples\":%.0f,\"effective_samples\":%.3f},\"functions\":[",
+		    alpha, dn.base_total[0], dn.base_n, dn.base_eff, dn.new_total[0], dn.new_n,
+		    dn.new_eff);
 	for (size_t i = 0; i < nf; i++) {
 		strbuf_addstr(&sb, i ? ",\n{\"name\":" : "\n{\"name\":");
 		strbuf_add_json(&sb, profile_str(d, fn[i].key), strtab_len(&d->strs, fn[i].key));
 		strbuf_addf(&sb,
 			    ",\"base_total\":%" PRId64 ",\"new_total\":%" PRId64
 			    ",\"base_self\":%" PRId64 ",\"new_self\":%" PRId64
-			    ",\"base_share\":%.6f,\"new_share\":%.6f,\"delta_pp\":%.4f,\"p\":%.6g,"
-			    "\"significant\":%s}",
+			    ",\"base_share\":%.6f,\"new_share\":%.6f,",
 			    fn[i].base_total, fn[i].new_total, fn[i].base_self, fn[i].new_self,
-			    fn[i].base_share, fn[i].new_share,
+			    fn[i].base_share, fn[i].new_share);
+		diff_json_interval(&sb, "base", &fn[i].base_ci);
+		diff_json_interval(&sb, "new", &fn[i].new_ci);
+		strbuf_addf(&sb, "\"delta_pp\":%.4f,\"p\":%.6g,\"significant\":%s}",
 			    100 * (fn[i].new_share - fn[i].base_share), fn[i].p,
 			    fn[i].p < alpha ? "true" : "false");
 	}

@@ -29,24 +29,43 @@ struct diff_nodes {
 	int64_t *base_total, *new_total, *base_self, *new_self;
 	double *base_count, *new_count; /* samples through the node */
 	double base_n, new_n;		/* samples in each profile */
+	double base_eff, new_eff;	/* effective samples of each side (stats.h) */
 };
 
 void diff_nodes_compute(const struct profile *d, struct diff_nodes *dn);
 void diff_nodes_release(struct diff_nodes *dn);
 
-/* Two-sided p-value of the change of node n's share. */
+/*
+ * The effective samples of one side (T_BASE with T_BASE_N, or T_NEW with
+ * T_NEW_N) of a profile from diff_build: each row's value over its count.
+ */
+double diff_effective_samples(const struct profile *d, bool new_side);
+
+/* Two-sided p-value of the change of node n's share (of values, n_eff each side). */
 double diff_node_p(const struct diff_nodes *dn, uint32_t n);
 
 struct diff_func {
 	uint32_t key;
-	double base_share, new_share; /* of total, 0..1 */
+	double base_share, new_share;	    /* of total, 0..1 */
+	struct stats_share base_ci, new_ci; /* each share with its 95% interval */
 	double base_count, new_count;
 	double p; /* two-sided p-value of the change */
 	int64_t base_total, new_total, base_self, new_self;
 };
 
-/* Per-function totals of a diff profile (counted once per stack). */
+/*
+ * Per-function totals of a diff profile (counted once per stack): the
+ * shares of values, their intervals and the p-value of the change all from
+ * stats_share_of with each side's effective samples.
+ */
 size_t diff_functions(struct profile *d, struct diff_func **out);
+
+/*
+ * "SIDE_lo":L,"SIDE_hi":H, (trailing comma) for a share's interval, six
+ * decimals rounded outward so the printed bounds hold the printed share.
+ */
+struct strbuf;
+void diff_json_interval(struct strbuf *sb, const char *side, const struct stats_share *sh);
 
 /* Write the JSON report of plateau diff --format json. */
 int diff_write_json(struct profile *d, double alpha, FILE *f, struct error *err);

@@ -433,12 +433,17 @@ static void header_write(struct html_writer *w)
 	const struct sample_type *st = &p->types[w->type];
 	struct sample_counter c;
 	int64_t total = w->v.total[0];
-	double n;
+	double n, n_eff;
 
 	stats_counter_init(&c, p, w->type);
 	n = stats_total_samples(&c, p, w->type);
-	if (w->diff)
+	if (w->diff) {
 		n = w->v.new_n;
+		/* plateau diff's new_samples count the new side's rows. */
+		if (type_is(p, TYPE_NEWN, "new_samples"))
+			c = (struct sample_counter){.count_type = TYPE_NEWN, .per_sample = 0};
+	}
+	n_eff = stats_effective_samples(&c, p, w->type);
 	strbuf_addf(&w->sb, "{\"version\":1,\"title\":");
 	json_add_cstr(&w->sb, o->title ? o->title : o->inverted ? "Icicle Graph" : "Flame Graph");
 	strbuf_addstr(&w->sb, ",\"subtitle\":");
@@ -449,8 +454,8 @@ static void header_write(struct html_writer *w)
 	json_add_id(&w->sb, p, st->unit);
 	strbuf_addf(&w->sb,
 		    ",\"decimals\":%" PRIu32 ",\"total\":%" PRId64 ",\"samples\":%.0f,"
-		    "\"inverted\":%s,\"diff\":",
-		    st->decimals, total, n, o->inverted ? "true" : "false");
+		    "\"effSamples\":%.3f,\"inverted\":%s,\"diff\":",
+		    st->decimals, total, n, n_eff, o->inverted ? "true" : "false");
 	if (!w->diff) {
 		strbuf_addstr(&w->sb, "null");
 		return;

@@ -109,6 +109,7 @@ struct flame_layout {
 	int64_t timemax;    /* values across the whole width: max(total, o->total) */
 	double samples;	    /* samples in the profile: n of the intervals */
 	bool samples_exact; /* from a samples/count type, not estimated from values */
+	double eff_samples; /* effective samples of the type: n of the intervals (stats.h) */
 	bool diff;	    /* a differential profile */
 	bool diff_counts;   /* ... with base_samples/new_samples */
 	int64_t base_all;   /* diff: total of base */

@@ -555,6 +555,7 @@ static void layout_totals(struct walker *w, const struct flame_options *o)
 				   !strcmp(profile_str(p, p->types[l->type].unit), "count") &&
 				   !p->types[l->type].decimals;
 	}
+	l->eff_samples = stats_effective_samples(&w->v.counter, p, l->type);
 	if (l->diff) {
 		l->base_all = v->base[0];
 		l->base_samples = l->diff_counts ? (double)profile_total(p, T_BASE_N) : 0;

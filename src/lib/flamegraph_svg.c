@@ -320,9 +320,9 @@ static void footer_text(struct svg *s, struct strbuf *t)
 		return;
 	}
 	strbuf_addstr(t, "; 95% sampling error of a share:");
-	add_error_pp(t, 0.5, l->samples, "");
-	add_error_pp(t, 0.1, l->samples, ",");
-	add_error_pp(t, 0.01, l->samples, ",");
+	add_error_pp(t, 0.5, l->eff_samples, "");
+	add_error_pp(t, 0.1, l->eff_samples, ",");
+	add_error_pp(t, 0.01, l->eff_samples, ",");
 }
 
 static void add_fixed_texts(struct svg *s)
@@ -364,15 +364,16 @@ static double share_pct(double part, double whole)
 	return whole > 0 ? 100 * part / whole : 0;
 }
 
-static void add_interval(struct svg *s, const struct flame_frame *fr)
+/* The interval of the share the title prints (shown of whole), bounds rounded outward. */
+static void add_interval(struct svg *s, double shown, double whole)
 {
-	double lo, hi;
+	struct stats_share sh;
 
-	stats_wilson(fr->count, s->l->samples, STATS_Z95, &lo, &hi);
+	stats_share_of(shown, whole, s->l->eff_samples, &sh);
 	strbuf_addstr(&s->sb, "\n95% interval: ");
-	add_fixed(&s->sb, 100 * lo, 2);
+	add_fixed(&s->sb, stats_pct_floor(sh.lo, 2), 2);
 	strbuf_addstr(&s->sb, "% to ");
-	add_fixed(&s->sb, 100 * hi, 2);
+	add_fixed(&s->sb, stats_pct_ceil(sh.hi, 2), 2);
 	strbuf_addstr(&s->sb, "%");
 }
 
@@ -438,7 +439,7 @@ static void add_title(struct svg *s, const struct flame_frame *fr, double p)
 	if (s->l->diff)
 		add_diff_lines(s, fr, p);
 	else if (fr->node)
-		add_interval(s, fr);
+		add_interval(s, shown, whole);
 	if ((f->flags & FRAME_INLINED) ||
 	    (len + 4 == strtab_len(&pr->strs, f->name) && name[len + 2] == 'i'))
 		strbuf_addstr(sb, "\n(inlined)");

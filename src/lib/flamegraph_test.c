@@ -470,9 +470,9 @@ static void test_tooltip_interval_and_flags(void **state)
 	(void)state;
 	flame_options_init(&o);
 	doc = svg(p, &o);
-	/* Wilson 95% interval of 25/100: 17.55% to 34.30%. */
+	/* Wilson 95% interval of 25/100: 17.545% to 34.304%, rounded outward. */
 	assert_non_null(
-		strstr(doc, "<title>b (25 samples, 25.00%)\n95% interval: 17.55% to 34.30%"));
+		strstr(doc, "<title>b (25 samples, 25.00%)\n95% interval: 17.54% to 34.31%"));
 	assert_non_null(
 		strstr(doc, "100 samples; 95% sampling error of a share: +/-9.6 pp at 50%"));
 	free(doc);

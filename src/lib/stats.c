@@ -130,3 +130,69 @@ double stats_total_samples(const struct sample_counter *c, const struct profile 
 		n += stats_sample_count(c, profile_sample_values(p, s), type);
 	return n;
 }
+
+void stats_weights_add(struct stats_weights *w, double value, double count)
+{
+	double v = fabs(value);
+
+	if (!(count >= 1))
+		count = 1;
+	w->sum += v;
+	w->sum_sq += v * v / count;
+}
+
+double stats_weights_n(const struct stats_weights *w)
+{
+	return w->sum_sq > 0 ? w->sum * w->sum / w->sum_sq : 0;
+}
+
+double stats_effective_samples(const struct sample_counter *c, const struct profile *p,
+			       uint32_t type)
+{
+	struct stats_weights w = {0, 0};
+	double n = 0;
+
+	for (uint32_t s = 0; s < p->nr_samples; s++) {
+		const int64_t *v = profile_sample_values(p, s);
+		double k = stats_sample_count(c, v, type);
+
+		if (v[type]) {
+			stats_weights_add(&w, (double)v[type], k);
+			n += k;
+		}
+	}
+	/* Never more than the samples counted (values below one period read as less than one). */
+	return fmin(stats_weights_n(&w), n);
+}
+
+void stats_share_of(double part, double whole, double n_eff, struct stats_share *out)
+{
+	out->share = whole > 0 ? part / whole : 0;
+	out->lo = 0;
+	out->hi = 1;
+	/* stats_wilson clamps a share outside 0..1 (negative values) to its range. */
+	if (n_eff > 0)
+		stats_wilson(out->share * n_eff, n_eff, STATS_Z95, &out->lo, &out->hi);
+	/* Rounding must not push a bound past the estimate it holds. */
+	out->lo = fmin(out->lo, out->share);
+	out->hi = fmax(out->hi, out->share);
+}
+
+double stats_share_change_p(double s1, double n1, double s2, double n2)
+{
+	return stats_two_prop_p(s1 * n1, n1, s2 * n2, n2);
+}
+
+double stats_pct_floor(double share, int digits)
+{
+	double scale = 100 * pow(10, digits);
+
+	return floor(share * scale) / pow(10, digits);
+}
+
+double stats_pct_ceil(double share, int digits)
+{
+	double scale = 100 * pow(10, digits);
+
+	return ceil(share * scale) / pow(10, digits);
+}

@@ -66,4 +66,52 @@ static inline double stats_sample_count(const struct sample_counter *c, const in
 /* The samples behind the whole profile's values of type (those with a value of type). */
 double stats_total_samples(const struct sample_counter *c, const struct profile *p, uint32_t type);
 
+/*
+ * Value-weighted shares and their intervals (doc/statistics.md has the
+ * math).  A share is a ratio of values (nanoseconds, bytes), each sample
+ * weighted by its value, so its interval rests on the effective number of
+ * samples (Kish): n_eff = (sum w)^2 / sum w^2 over the samples with a
+ * value of the type.  A profile row standing for c samples of total value
+ * v counts as c samples of v/c each.  Equal weights give n_eff = n.
+ */
+struct stats_weights {
+	double sum, sum_sq;
+};
+
+/* Add count samples (at least one) that carry value between them. */
+void stats_weights_add(struct stats_weights *w, double value, double count);
+
+/* (sum w)^2 / sum w^2; 0 when nothing was added. */
+double stats_weights_n(const struct stats_weights *w);
+
+/*
+ * The effective samples behind the values of type in p (c from
+ * stats_counter_init), at most the samples stats_sample_count counts.
+ */
+double stats_effective_samples(const struct sample_counter *c, const struct profile *p,
+			       uint32_t type);
+
+/*
+ * The one definition of every share plateau prints with an interval: share
+ * = part / whole, and its 95% Wilson interval [lo, hi] from n_eff effective
+ * samples.  Wilson's interval always holds its own estimate, and the bounds
+ * are widened to the share where rounding (or a share outside 0..1, from
+ * negative values) would leave it out, so lo <= share <= hi always.
+ */
+struct stats_share {
+	double share, lo, hi;
+};
+
+void stats_share_of(double part, double whole, double n_eff, struct stats_share *out);
+
+/* Two-sided p-value that shares s1 (of n1 effective samples) and s2 differ. */
+double stats_share_change_p(double s1, double n1, double s2, double n2);
+
+/*
+ * A percentage bound rounded outward to `digits` decimals (down for lo, up
+ * for hi), so a printed interval still holds the printed estimate.
+ */
+double stats_pct_floor(double share, int digits);
+double stats_pct_ceil(double share, int digits);
+
 #endif

@@ -34,6 +34,49 @@ static void test_two_prop(void **state)
 	assert_true(fabs(stats_normal_sf(1.959963984540054) - 0.025) < 1e-6);
 }
 
+/* Equal weights count as themselves; unequal ones as (sum w)^2 / sum w^2. */
+static void test_effective_samples(void **state)
+{
+	struct stats_weights w = {0, 0};
+
+	(void)state;
+	stats_weights_add(&w, 300, 3); /* three samples of 100 */
+	stats_weights_add(&w, 100, 1);
+	assert_true(fabs(stats_weights_n(&w) - 4) < 1e-9);
+	/* One sample of 300 and one of 100: 400^2 / (90000 + 10000) = 1.6. */
+	w = (struct stats_weights){0, 0};
+	stats_weights_add(&w, 300, 1);
+	stats_weights_add(&w, 100, 0); /* a row always stands for one sample at least */
+	assert_true(fabs(stats_weights_n(&w) - 1.6) < 1e-9);
+	w = (struct stats_weights){0, 0};
+	assert_true(stats_weights_n(&w) == 0);
+}
+
+/* Every share lies inside its interval, at any n, printed bounds included. */
+static void test_share_holds_estimate(void **state)
+{
+	static const double ns[] = {0, 0.3, 1, 2.5, 17, 100, 299.7, 1e4, 1e6, 1e9};
+	struct stats_share sh;
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(ns); i++) {
+		for (int k = 0; k <= 1000; k++) {
+			stats_share_of(k, 1000, ns[i], &sh);
+			assert_true(sh.lo <= sh.share && sh.share <= sh.hi);
+			assert_true(stats_pct_floor(sh.lo, 1) <= round(10000 * sh.share) / 100);
+			assert_true(stats_pct_ceil(sh.hi, 1) >= round(10000 * sh.share) / 100);
+		}
+	}
+	/* The interval narrows with the effective samples: 25% of 100 vs of 10,000. */
+	stats_share_of(25, 100, 100, &sh);
+	assert_true(fabs(sh.lo - 0.17545) < 1e-4 && fabs(sh.hi - 0.34304) < 1e-4);
+	stats_share_of(25, 100, 10000, &sh);
+	assert_true(sh.hi - sh.lo < 0.02);
+	/* A share over nothing is unknown: 0..1. */
+	stats_share_of(0, 0, 0, &sh);
+	assert_true(sh.share == 0 && sh.lo == 0 && sh.hi == 1);
+}
+
 static void test_counter(void **state)
 {
 	struct profile *p = profile_new();
@@ -111,6 +154,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_wilson),
 		cmocka_unit_test(test_two_prop),
+		cmocka_unit_test(test_effective_samples),
+		cmocka_unit_test(test_share_holds_estimate),
 		cmocka_unit_test(test_counter),
 		cmocka_unit_test(test_counter_folded_periods),
 		cmocka_unit_test(test_counter_per_kind),

@@ -179,6 +179,27 @@
 		return [Math.max(0, c - h), Math.min(1, c + h)];
 	}
 
+	/*
+	 * A share and its 95% interval, as plateau's stats_share_of: the share
+	 * of values, the interval from the effective samples n_eff (D.effSamples,
+	 * Kish's (sum w)^2 / sum w^2), so the interval always holds the share.
+	 */
+	function shareInterval(part, whole) {
+		const share = whole > 0 ? part / whole : 0;
+		const n = D.effSamples === undefined ? D.samples : D.effSamples;
+		const ci = wilson(share * n, n);
+		return [share, Math.min(ci[0], share), Math.max(ci[1], share)];
+	}
+
+	/* Interval bounds rounded outward, so the printed interval holds the printed share. */
+	function pctDown(share) {
+		return (Math.floor(10000 * share) / 100).toFixed(2) + '%';
+	}
+
+	function pctUp(share) {
+		return (Math.ceil(10000 * share) / 100).toFixed(2) + '%';
+	}
+
 	/* ---- colours ---- */
 
 	/*
@@ -662,10 +683,9 @@
 		const b = document.createElement('b');
 		b.textContent = names[ni];
 		tip.appendChild(b);
-		const share = TOTAL ? w / TOTAL : 0;
-		const ci = wilson(share * D.samples, D.samples);
+		const [share, lo, hi] = shareInterval(w, TOTAL);
 		tipLine(fmtValue(w) + ' \u2014 ' + pct(share) + ' of all (95% interval ' +
-			pct(ci[0]) + ' \u2013 ' + pct(ci[1]) + ')');
+			pctDown(lo) + ' \u2013 ' + pctUp(hi) + ')');
 		if (zoomD > 0 && viewW)
 			tipLine(pct(w / viewW) + ' of the zoomed frame', 'dim');
 		tipLine('self ' + fmtValue(lv.s[i]) + ' (' + pct(TOTAL ? lv.s[i] / TOTAL : 0) + ')', 'dim');
@@ -849,6 +869,9 @@
 				commas(DIFF.newSamples) + ' samples. Widths are the new profile; red grew, ' +
 				'blue shrank (by self), grey: change within sampling noise (p \u2265 ' +
 				DIFF.alpha + ').';
+		if (!DIFF && D.effSamples !== undefined && Math.round(D.effSamples) !== D.samples)
+			info += ' Weighted samples count as ' + commas(Math.round(D.effSamples)) +
+				' effective samples.';
 		info += ' A share p from n samples is uncertain by about \u00b11.96\u221a(p(1\u2212p)/n): ' +
 			'hover a frame for its 95% interval.';
 		$('info').textContent = info;
