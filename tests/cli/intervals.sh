@@ -64,8 +64,9 @@ for prof in py lock storm rec go_heap; do
 		holds "$prof $t: every flame graph tooltip's share inside its interval" svg "$TMP/fg.svg"
 		$PLATEAU flamegraph --format html --sample-type "$t" -o "$TMP/fg.html" "$f"
 		holds "$prof $t: every viewer tooltip's share inside its interval" html "$TMP/fg.html"
-		# top's header: "from N samples (M effective)", or "from N samples" when M = N.
-		eff=$(sed -n '1s/.* from \([0-9,.]*\) samples\( (\([0-9,]*\) effective)\)*;.*/\1 \3/p' "$TMP/top.txt" |
+		# top's header: "from [about] N samples (M effective)", or without
+		# "(M effective)" when M = N ("about" when N comes from a period).
+		eff=$(sed -n '1s/.* from \(about \)*\([0-9,.]*\) samples\( (\([0-9,]*\) effective)\)*;.*/\2 \4/p' "$TMP/top.txt" |
 			awk '{ gsub(/,/, ""); print ($2 != "" ? $2 : sprintf("%.0f", $1)) }')
 		view=$("$PY" -c 'import json, re, sys
 d = json.loads(re.search(r"id=\"plateau-data\">(.*?)</script>", open(sys.argv[1]).read(), re.S).group(1))
