@@ -86,11 +86,12 @@ lines lost_cpu 0 'min-block'
 lines help 1 '^ +--mmap-pages N +ring buffer pages per CPU.*raise it when records are lost'
 
 # --- unnamed frames: the share of frames, the reason and the fix ---------------------
-# The folded stacks say which frames are unnamed (MODULE+0xOFFSET): the
-# summary's share of frames must be theirs, weighted by value, the comm aside.
+# The folded stacks say which frames are unnamed (MODULE+0xOFFSET, and
+# [unknown] for an address in no mapping): the summary's share of frames
+# must be theirs, weighted by value, the comm aside.
 rec stripped -F 999 -o "$TMP/stripped.folded" -- "$BIN/stripped" 30
 want=$(awk '{ v = $NF; n = split($1, f, ";")
-	for (i = 2; i <= n; i++) { all += v; if (f[i] ~ /\+0x[0-9a-f]+$/) un += v } }
+	for (i = 2; i <= n; i++) { all += v; if (f[i] ~ /\+0x[0-9a-f]+$/ || f[i] == "[unknown]") un += v } }
 	END { if (all) printf "%.1f", 100 * un / all }' "$TMP/stripped.folded")
 got=$(sed -n 's/^plateau record: wrote .*unnamed frames: \([0-9.]*\)% of frames.*/\1/p' "$TMP/stripped.err")
 samples=$(sed -n 's/^plateau record: wrote .*, in \([0-9.]*\)% of samples.*/\1/p' "$TMP/stripped.err")
