@@ -604,6 +604,27 @@ static struct unwinder *proc_unwinder(struct recorder *r, struct rec_proc *p)
 	return p->uw;
 }
 
+/*
+ * The kernel's frame-pointer chain into r->ips, cut before the first
+ * return address in no mapping of the process: past code without frame
+ * pointers (clone3, most of Debian's libc) the kernel follows whatever rbp
+ * held, and a sample in clone3 carried 118 such [unknown] frames.  The
+ * sampled IP itself is kept, and nothing is cut when no mapping is known.
+ */
+static size_t fp_chain(struct recorder *r, const struct rec_proc *p, const uint64_t *ips, size_t n)
+{
+	size_t i = 1;
+
+	if (p->nr_maps)
+		while (i < n && proc_map_of(r, p, ips[i]))
+			i++;
+	else
+		i = n;
+	n = MIN(i, n);
+	memcpy(r->ips, ips, n * sizeof(*r->ips));
+	return n;
+}
+
 /* The user frames of a sample into r->ips; returns how many. */
 static size_t user_stack(struct recorder *r, struct rec_proc *p, const struct perf_sample *s)
 {
@@ -624,8 +645,7 @@ static size_t user_stack(struct recorder *r, struct rec_proc *p, const struct pe
 	if (n <= 1 && r->o.cg != REC_CG_DWARF && s->nr_user > n) {
 		if (r->o.cg == REC_CG_AUTO)
 			r->st.fp_fallback++;
-		n = MIN(s->nr_user, (size_t)MAX_USER_FRAMES);
-		memcpy(r->ips, s->user_ips, n * sizeof(*r->ips));
+		n = fp_chain(r, p, s->user_ips, MIN(s->nr_user, (size_t)MAX_USER_FRAMES));
 	}
 	if (!n && s->nr_kernel == 0 && s->ip) {
 		r->ips[0] = s->ip;

@@ -274,6 +274,38 @@ static void test_fork_exec_mappings(void **state UNUSED)
 	recorder_free(r);
 }
 
+/*
+ * The kernel's frame-pointer chain ends at the first return address in no
+ * mapping: past code without frame pointers it follows a stale rbp (a
+ * sample in clone3 carried 118 [unknown] frames).  The sampled IP stays.
+ */
+static void test_fp_chain_cut_at_unmapped(void **state UNUSED)
+{
+	struct recorder *r = new_recorder(REC_EV_CPU);
+	const uint64_t good[] = {0x7f0000001234, 0x7f0000002345};
+	const uint64_t bad[] = {0x7f0000001234, 0x7f0000002345, 0x55, 0x7f0000003456, 0x66};
+	const uint64_t lone[] = {0x99};
+	struct error err = ERROR_INIT;
+	struct profile *p;
+
+	feed_comm(r, PID, PID, "prog", false, 1);
+	feed_mmap(r, PID, "/nonexistent/libfake.so", 0x7f0000000000, 0x10000, 2);
+	feed_sample(r, false, PID, 3, 5, good, 2);
+	feed_sample(r, false, PID, 4, 7, bad, 5);
+	feed_sample(r, false, PID, 5, 11, lone, 1);
+	recorder_finish(r, 10);
+	p = recorder_profile(r, &err);
+	assert_non_null(p);
+	/* both chains end at the caller libfake.so+0x2344 (a return address - 1) */
+	assert_int_equal(value_under(p, "cpu", "libfake.so+0x2344"), 12);
+	/* nothing past the unmapped 0x55, and only the unmapped lone IP is [unknown] */
+	assert_int_equal(value_under(p, "cpu", "libfake.so+0x3455"), 0);
+	assert_int_equal(value_under(p, "cpu", "[unknown]"), 11);
+	assert_int_equal(recorder_stats(r)->frames_total, 2 + 2 + 1);
+	profile_free(p);
+	recorder_free(r);
+}
+
 /* LOST records are counted, never hidden. */
 static void test_lost_counted(void **state UNUSED)
 {
@@ -304,6 +336,7 @@ int main(void)
 		cmocka_unit_test(test_blocked_at_end_is_charged),
 		cmocka_unit_test(test_min_block),
 		cmocka_unit_test(test_fork_exec_mappings),
+		cmocka_unit_test(test_fp_chain_cut_at_unmapped),
 		cmocka_unit_test(test_lost_counted),
 	};
 
