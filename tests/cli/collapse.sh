@@ -266,7 +266,8 @@ if [ $rc = 0 ]; then
 	$PLATEAU collapse --inline "$TMP/inl.perf.txt" >"$TMP/inl.folded"
 	check_grep "--inline shows the inlined function under its caller" ';inl_outer;inl_hot( |;)' "$TMP/inl.folded"
 	$PLATEAU collapse "$TMP/inl.perf.txt" >"$TMP/noinl.folded"
-	check "without --inline it is not there" test "$(grep -c 'inl_hot' "$TMP/noinl.folded")" -eq 0
+	check "without --inline it is not there (its caller is)" \
+		sh -c "grep -q ';inl_outer' '$TMP/noinl.folded' && ! grep -q inl_hot '$TMP/noinl.folded'"
 	# Only live: the input is recorded here, so there is no golden for it.
 	if [ $have_perl = 1 ]; then
 		perl "$SC" --inline "$TMP/inl.perf.txt" >"$TMP/inl.perl" 2>/dev/null
