@@ -6,7 +6,9 @@ invocation, and print time and peak-memory ratios.
 
 Peers: FlameGraph's stackcollapse-perf.pl, flamegraph.pl and
 difffolded.pl from $FLAMEGRAPH_DIR; inferno-collapse-perf and
-inferno-flamegraph from $INFERNO_DIR or PATH when present.  Each command
+inferno-flamegraph from $INFERNO_DIR (or PATH when it is unset) when
+present, else "not measured": every figure printed is measured by this
+run, none is copied from elsewhere.  Each command
 runs RUNS times (default 3; Perl commands once when slower than 5 s) and
 the median wall time counts; peak RSS is the largest seen.  Outputs are
 compared where they must be identical.
@@ -26,10 +28,20 @@ os.makedirs(out_dir, exist_ok=True)
 
 
 def find_inferno(name):
+    """The inferno binary NAME from $INFERNO_DIR (or PATH when unset), else
+    None after saying it was not measured: no figure is ever printed for a
+    tool this run did not run."""
     d = os.environ.get("INFERNO_DIR")
-    if d and os.access(os.path.join(d, name), os.X_OK):
-        return os.path.join(d, name)
-    return shutil.which(name)
+    if d:
+        path = os.path.join(d, name)
+        if os.access(path, os.X_OK):
+            return path
+        print("  %s: not measured (INFERNO_DIR=%s has no executable %s)" % (name, d, name))
+        return None
+    path = shutil.which(name)
+    if not path:
+        print("  %s: not measured (set INFERNO_DIR to a directory with inferno's binaries)" % name)
+    return path
 
 
 def run(cmd, stdout_path):
@@ -104,9 +116,6 @@ inf = find_inferno("inferno-collapse-perf")
 if inf:
     peer = measure("inferno-collapse-perf", [inf, perf_txt], os.path.join(out_dir, "inferno.folded"))
     results["collapse/inferno"] = ratio_line("collapse", mine, peer, "inferno-collapse-perf", 1)
-else:
-    print("  inferno-collapse-perf: not installed (set INFERNO_DIR); REFERENCE.md measured 0.75 s "
-          "for 128 MiB here: plateau's equivalent is %.2f s for 128 MiB" % (mine[0] * 134.2 / size_mb))
 
 print("\nflamegraph (folded -> SVG)")
 mine = measure("plateau flamegraph", [plateau, "flamegraph", folded], os.path.join(out_dir, "plateau.svg"))
@@ -118,8 +127,6 @@ inf = find_inferno("inferno-flamegraph")
 if inf:
     peer = measure("inferno-flamegraph", [inf, folded], os.path.join(out_dir, "inferno.svg"))
     results["flamegraph/inferno"] = ratio_line("flamegraph", mine, peer, "inferno-flamegraph", 1)
-else:
-    print("  inferno-flamegraph: not installed (set INFERNO_DIR)")
 
 print("\nflamegraph straight from perf script (plateau only; the peers need collapse first)")
 measure("plateau flamegraph perf.txt", [plateau, "flamegraph", perf_txt], os.path.join(out_dir, "direct.svg"))

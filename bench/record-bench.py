@@ -7,7 +7,7 @@ side by side in one invocation, printing ratios.
 With no section named, all three run.  BUILD_DIR (default build) holds
 plateau and symbolize_bench.  Environment:
 
-  FLAMEGRAPH_DIR  FlameGraph checkout (default ../peers/FlameGraph), for e2e
+  FLAMEGRAPH_DIR  FlameGraph checkout, for e2e (skipped, saying so, without it)
   BENCH_DIR       scratch directory (default /tmp/plateau-bench/record)
   RUNS            overhead runs per configuration (default 5); E2E_RUNS (default 3)
   BURN_ROUNDS     work per thread of bench/burn-threads.c (default: its own, ~3 s)
@@ -65,7 +65,7 @@ build = os.path.abspath(os.path.join(ROOT, build)) if not os.path.isabs(build) e
 plateau = os.path.join(build, "plateau")
 bench_dir = os.environ.get("BENCH_DIR", "/tmp/plateau-bench/record")
 os.makedirs(bench_dir, exist_ok=True)
-fg_dir = os.environ.get("FLAMEGRAPH_DIR") or os.path.join(ROOT, "..", "peers", "FlameGraph")
+fg_dir = os.environ.get("FLAMEGRAPH_DIR", "")
 plateau_extra = shlex.split(os.environ.get("PLATEAU_ARGS", ""))
 
 

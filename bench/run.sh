@@ -12,9 +12,6 @@
 set -eu
 cd "$(dirname "$0")/.."
 build=${1:-build}
-if [ -z "${FLAMEGRAPH_DIR:-}" ] && [ -d ../peers/FlameGraph ]; then
-	FLAMEGRAPH_DIR=$(cd ../peers/FlameGraph && pwd)
-fi
 fg_missing=
 if [ -z "${FLAMEGRAPH_DIR:-}" ] || [ ! -f "$FLAMEGRAPH_DIR/flamegraph.pl" ]; then
 	echo "bench: set FLAMEGRAPH_DIR to a checkout of https://github.com/brendangregg/FlameGraph" >&2

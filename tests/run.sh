@@ -52,18 +52,38 @@ run_suite() {
 	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
 }
 
+# not_runnable NAME WHY: a suite that cannot run is a failure, never a skip.
+not_runnable() {
+	echo "  FAIL $1: $2"
+	printf '%-34s %4d passed, %d failed, %d skipped\n' "$1" 0 1 0
+	fail=$((fail + 1))
+	failed_suites+=("$1")
+}
+
 for build in "$@"; do
 	if [ ! -x "$build/plateau" ]; then
 		echo "no $build/plateau: build it first (make)" >&2
 		exit 2
 	fi
 	tag=$(basename "$build")
+	units=0
 	for t in "$build"/*_test; do
-		[ -x "$t" ] || continue
+		[ -e "$t" ] || continue
+		if [ ! -x "$t" ]; then
+			not_runnable "$tag/unit/$(basename "$t")" "not executable"
+			continue
+		fi
+		units=$((units + 1))
 		run_suite "$tag/unit/$(basename "$t")" "$t"
 	done
+	# A build without unit tests (cmocka missing, a failed link) fails.
+	[ $units -gt 0 ] || not_runnable "$tag/unit" "no unit tests (*_test) in $build"
 	for t in tests/cli/*.sh; do
-		[ -x "$t" ] || continue
+		[ "$(basename "$t")" = lib.sh ] && continue # sourced by the suites
+		if [ ! -x "$t" ]; then
+			not_runnable "$tag/cli/$(basename "$t" .sh)" "$t is not executable (chmod +x)"
+			continue
+		fi
 		run_suite "$tag/cli/$(basename "$t" .sh)" env PLATEAU="$PWD/$build/plateau" BUILD="$PWD/$build" "$t"
 	done
 done

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "util/common.h"
 #include "util/strbuf.h"
-#include "util/utf8.h"
 #include "lib/flamegraph.h"
 #include "lib/format.h"
 #include "lib/stats.h"
@@ -75,53 +74,17 @@ struct html_writer {
 	size_t alloc_kids;
 };
 
-/*
- * Append s as a JSON string that is safe inside an HTML <script> block:
- * '<', '>' and '&' become \u escapes (so "</script>" or "<!--" cannot end
- * or confuse the block), control bytes are escaped and each byte of an
- * invalid UTF-8 sequence becomes U+FFFD, so the page is valid UTF-8.
- */
-static void json_add_safe(struct strbuf *sb, const char *str, size_t len)
-{
-	const unsigned char *s = (const unsigned char *)str;
-	size_t start = 0, i = 0, n;
-
-	strbuf_addch(sb, '"');
-	while (i < len) {
-		unsigned char c = s[i];
-
-		if (c >= 0x20 && c < 0x7f && !strchr("\"\\<>&", c)) {
-			i++;
-			continue;
-		}
-		if (c >= 0x80 && (n = utf8_len(s + i, len - i))) {
-			i += n;
-			continue;
-		}
-		strbuf_add(sb, str + start, i - start);
-		if (c == '"' || c == '\\')
-			strbuf_addf(sb, "\\%c", c);
-		else if (c >= 0x80)
-			strbuf_addstr(sb, "\\ufffd");
-		else
-			strbuf_addf(sb, "\\u%04x", c);
-		start = ++i;
-	}
-	strbuf_add(sb, str + start, len - start);
-	strbuf_addch(sb, '"');
-}
-
 static void json_add_cstr(struct strbuf *sb, const char *s)
 {
 	if (s)
-		json_add_safe(sb, s, strlen(s));
+		strbuf_add_json_safe(sb, s, strlen(s));
 	else
 		strbuf_addstr(sb, "null");
 }
 
 static void json_add_id(struct strbuf *sb, const struct profile *p, uint32_t id)
 {
-	json_add_safe(sb, profile_str(p, id), strtab_len(&p->strs, id));
+	strbuf_add_json_safe(sb, profile_str(p, id), strtab_len(&p->strs, id));
 }
 
 static int writer_flush(struct html_writer *w, size_t at)

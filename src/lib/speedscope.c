@@ -3,7 +3,6 @@
 
 #include "util/common.h"
 #include "util/strbuf.h"
-#include "util/utf8.h"
 #include "lib/speedscope.h"
 
 /*
@@ -39,32 +38,6 @@ static void flush(struct ss_writer *w, bool force)
 		strbuf_write(&w->sb, w->f);
 		strbuf_reset(&w->sb);
 	}
-}
-
-/* A JSON string for s; bytes that are not UTF-8 become U+FFFD. */
-static void add_json_string(struct strbuf *sb, const char *s, size_t len)
-{
-	struct strbuf clean = STRBUF_INIT;
-	size_t i = 0, start = 0;
-
-	while (i < len) {
-		size_t l = utf8_len((const unsigned char *)s + i, len - i);
-
-		if (l) {
-			i += l;
-			continue;
-		}
-		strbuf_add(&clean, s + start, i - start);
-		strbuf_addstr(&clean, "\xef\xbf\xbd");
-		start = ++i;
-	}
-	if (!clean.len) {
-		strbuf_add_json(sb, s, len);
-		return;
-	}
-	strbuf_add(&clean, s + start, len - start);
-	strbuf_add_json(sb, clean.buf, clean.len);
-	strbuf_release(&clean);
 }
 
 static uint32_t frame_file(const struct frame *f)
@@ -131,10 +104,10 @@ static void write_frames(struct ss_writer *w)
 		uint32_t file = frame_file(f);
 
 		strbuf_addstr(&w->sb, i ? ",\n{\"name\":" : "\n{\"name\":");
-		add_json_string(&w->sb, profile_str(p, f->name), strtab_len(&p->strs, f->name));
+		strbuf_add_json(&w->sb, profile_str(p, f->name), strtab_len(&p->strs, f->name));
 		if (file) {
 			strbuf_addstr(&w->sb, ",\"file\":");
-			add_json_string(&w->sb, profile_str(p, file), strtab_len(&p->strs, file));
+			strbuf_add_json(&w->sb, profile_str(p, file), strtab_len(&p->strs, file));
 		}
 		if (w->line[i])
 			strbuf_addf(&w->sb, ",\"line\":%" PRIu32, w->line[i]);
@@ -221,7 +194,7 @@ static void write_profile(struct ss_writer *w, uint32_t t)
 	profile_format_value(p, t, profile_total(p, t), total, sizeof(total));
 	strbuf_addstr(&w->sb, t ? ",\n{\"type\":\"sampled\",\"name\":"
 				: "\n{\"type\":\"sampled\",\"name\":");
-	add_json_string(&w->sb, profile_str(p, st->type), strtab_len(&p->strs, st->type));
+	strbuf_add_json(&w->sb, profile_str(p, st->type), strtab_len(&p->strs, st->type));
 	strbuf_addf(&w->sb, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%s,\n\"samples\":[",
 		    ss_unit(profile_str(p, st->unit)), total);
 	write_stacks(w, t);

@@ -147,30 +147,6 @@ void strbuf_add_xml(struct strbuf *sb, const char *s, size_t len)
 	strbuf_add(sb, s + start, len - start);
 }
 
-void strbuf_add_json(struct strbuf *sb, const char *s, size_t len)
-{
-	size_t start = 0;
-
-	strbuf_addch(sb, '"');
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c >= 0x20 && c != '"' && c != '\\')
-			continue;
-		strbuf_add(sb, s + start, i - start);
-		switch (c) {
-		case '"': strbuf_addstr(sb, "\\\""); break;
-		case '\\': strbuf_addstr(sb, "\\\\"); break;
-		case '\n': strbuf_addstr(sb, "\\n"); break;
-		case '\t': strbuf_addstr(sb, "\\t"); break;
-		default: strbuf_addf(sb, "\\u%04x", c);
-		}
-		start = i + 1;
-	}
-	strbuf_add(sb, s + start, len - start);
-	strbuf_addch(sb, '"');
-}
-
 int strbuf_write(const struct strbuf *sb, FILE *f)
 {
 	if (sb->len && fwrite(sb->buf, 1, sb->len, f) != sb->len)
@@ -178,8 +154,11 @@ int strbuf_write(const struct strbuf *sb, FILE *f)
 	return 0;
 }
 
-/* The escape for byte c of a JSON string, or NULL when it stands as is. */
-static const char *json_safe_escape(unsigned char c, char *buf, size_t size)
+/*
+ * The escape for ASCII byte c in a JSON string, or NULL when it stands as
+ * is.  With html, '<', '>' and '&' are escaped too.
+ */
+static const char *json_ascii_escape(unsigned char c, bool html, char *buf, size_t size)
 {
 	switch (c) {
 	case '"': return "\\\"";
@@ -191,7 +170,10 @@ static const char *json_safe_escape(unsigned char c, char *buf, size_t size)
 	case '\t': return "\\t";
 	case '<':
 	case '>':
-	case '&': break;
+	case '&':
+		if (!html)
+			return NULL;
+		break;
 	default:
 		if (c >= 0x20)
 			return NULL;
@@ -200,7 +182,8 @@ static const char *json_safe_escape(unsigned char c, char *buf, size_t size)
 	return buf;
 }
 
-void strbuf_add_json_safe(struct strbuf *sb, const char *s, size_t len)
+/* The one JSON string escaper: every JSON plateau writes goes through it. */
+static void json_escape(struct strbuf *sb, const char *s, size_t len, bool html)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	size_t start = 0, i = 0;
@@ -215,8 +198,9 @@ void strbuf_add_json_safe(struct strbuf *sb, const char *s, size_t len)
 			rep = "\\ufffd"; /* one per bad byte, as Go does */
 			n = 1;
 		} else if (n == 1) {
-			rep = json_safe_escape(u[i], buf, sizeof(buf));
-		} else if (n == 3 && u[i] == 0xe2 && u[i + 1] == 0x80 && (u[i + 2] | 1) == 0xa9) {
+			rep = json_ascii_escape(u[i], html, buf, sizeof(buf));
+		} else if (html && n == 3 && u[i] == 0xe2 && u[i + 1] == 0x80 &&
+			   (u[i + 2] | 1) == 0xa9) {
 			rep = u[i + 2] == 0xa8 ? "\\u2028" : "\\u2029";
 		}
 		if (rep) {
@@ -228,4 +212,14 @@ void strbuf_add_json_safe(struct strbuf *sb, const char *s, size_t len)
 	}
 	strbuf_add(sb, s + start, len - start);
 	strbuf_addch(sb, '"');
+}
+
+void strbuf_add_json(struct strbuf *sb, const char *s, size_t len)
+{
+	json_escape(sb, s, len, false);
+}
+
+void strbuf_add_json_safe(struct strbuf *sb, const char *s, size_t len)
+{
+	json_escape(sb, s, len, true);
 }

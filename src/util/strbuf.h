@@ -51,15 +51,23 @@ void strbuf_add_commas(struct strbuf *sb, unsigned long long n);
  * gives a well-formed document.
  */
 void strbuf_add_xml(struct strbuf *sb, const char *s, size_t len);
-/* Append s as a JSON string literal, quotes included. */
+/*
+ * Append s as a JSON string literal, quotes included.  These two are the
+ * only JSON string escapers in plateau: every JSON writer (check --json,
+ * diff --format json, speedscope, the viewer's embedded data, the
+ * server's answers) uses one of them, so any input gives valid UTF-8 JSON.
+ * Each byte that is not part of well-formed UTF-8 (stray continuation
+ * bytes, truncated sequences, overlong forms, surrogates, code points past
+ * U+10FFFF) becomes \ufffd, one per byte as Go does; '"' and '\\' are
+ * escaped, control characters become \b \f \n \r \t or \u00XX; valid
+ * multi-byte sequences pass through unchanged.
+ */
 void strbuf_add_json(struct strbuf *sb, const char *s, size_t len);
 /*
- * Append s as a JSON string literal the way Go's encoding/json writes
- * one, so servers answering Go clients give the same bytes: each byte
- * that is not part of well-formed UTF-8 becomes \ufffd, '<', '>', '&',
- * U+2028 and U+2029 are \u-escaped (the text may end up in HTML), and
- * control characters are \b \f \n \r \t or \u00XX.  Any input gives
- * valid JSON.
+ * As strbuf_add_json, the way Go's encoding/json writes a string so
+ * servers answering Go clients give the same bytes, and safe inside an
+ * HTML <script> block: '<', '>', '&', U+2028 and U+2029 are \u-escaped
+ * too.
  */
 void strbuf_add_json_safe(struct strbuf *sb, const char *s, size_t len);
 

@@ -61,6 +61,44 @@ static void test_json_escape(void **state)
 	strbuf_release(&sb);
 }
 
+/* Tricky UTF-8: what passes, what becomes one U+FFFD per byte. */
+static void test_json_escape_utf8(void **state)
+{
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+		{"\xc3\xa9\xe2\x82\xac\xf0\x9f\x94\xa5", "\xc3\xa9\xe2\x82\xac\xf0\x9f\x94\xa5"},
+		{"\xef\xbf\xbf\xf4\x8f\xbf\xbf",
+		 "\xef\xbf\xbf\xf4\x8f\xbf\xbf"}, /* U+FFFF, U+10FFFF */
+		{"<&>\x7f", "<&>\x7f"},
+		{"\xff\xfe", "\\ufffd\\ufffd"},
+		{"\x80x", "\\ufffdx"},		  /* a stray continuation byte */
+		{"a\xe2\x82", "a\\ufffd\\ufffd"}, /* truncated at the end */
+		{"\xe2\x82z", "\\ufffd\\ufffdz"}, /* truncated before ASCII */
+		{"\xc0\xaf\xc1\xbf", "\\ufffd\\ufffd\\ufffd\\ufffd"}, /* overlong 2-byte */
+		{"\xe0\x80\xaf", "\\ufffd\\ufffd\\ufffd"},	      /* overlong 3-byte */
+		{"\xf0\x8f\xbf\xbf", "\\ufffd\\ufffd\\ufffd\\ufffd"}, /* overlong 4-byte */
+		{"\xed\xa0\x80\xed\xbf\xbf", "\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd"},
+		{"\xf4\x90\x80\x80", "\\ufffd\\ufffd\\ufffd\\ufffd"}, /* past U+10FFFF */
+		{"\xf5\xf8\xfc", "\\ufffd\\ufffd\\ufffd"},
+		{"\x01\x1b\x1f\b\f\r\t", "\\u0001\\u001b\\u001f\\b\\f\\r\\t"},
+	};
+	struct strbuf sb = STRBUF_INIT;
+	char want[128];
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		strbuf_reset(&sb);
+		strbuf_add_json(&sb, cases[i].in, strlen(cases[i].in));
+		snprintf(want, sizeof(want), "\"%s\"", cases[i].want);
+		assert_string_equal(sb.buf, want);
+	}
+	strbuf_reset(&sb);
+	strbuf_add_json(&sb, "\0\xc3", 2);
+	assert_string_equal(sb.buf, "\"\\u0000\\ufffd\"");
+	strbuf_release(&sb);
+}
+
 static void test_json_safe_escape(void **state)
 {
 	/* As Go's encoding/json: bad bytes one U+FFFD each, HTML characters and U+2028 escaped. */
@@ -112,7 +150,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_addf_grows),	 cmocka_unit_test(test_commas),
 		cmocka_unit_test(test_xml_escape),	 cmocka_unit_test(test_json_escape),
-		cmocka_unit_test(test_json_safe_escape), cmocka_unit_test(test_strtab),
+		cmocka_unit_test(test_json_escape_utf8), cmocka_unit_test(test_json_safe_escape),
+		cmocka_unit_test(test_strtab),
 	};
 
 	return cmocka_run_group_tests_name("strbuf", tests, NULL, NULL);

@@ -123,8 +123,11 @@ check "push: the profiles arrive at /ingest with the app, tags and format" \
 	grep -rqs 'name=shop.cpu%7Bregion%3Deu-1%7D.*format=pprof' "$TMP/rx"
 kill $rx 2>/dev/null
 wait $rx 2>/dev/null
-check "push: without PLATEAU_SERVER libcurl is never loaded" \
-	sh -c "LD_PRELOAD=$LIB PLATEAU_OUTPUT=$TMP/nocurl.pb.gz LD_DEBUG=files '$TMP/plain' cpu 1 10 2>&1 | grep -vq libcurl"
+# The loader's own list of what it loaded (LD_DEBUG=files): libcurl is absent
+# from it, while libplateau.so is there (so the list is real, not empty).
+LD_PRELOAD=$LIB PLATEAU_OUTPUT=$TMP/nocurl.pb.gz LD_DEBUG=files "$TMP/plain" cpu 1 10 >/dev/null 2>"$TMP/nocurl.ld"
+check "push: the loader's list of loaded files names libplateau.so" grep -q 'file=.*libplateau\.so' "$TMP/nocurl.ld"
+check "push: without PLATEAU_SERVER libcurl is never loaded" sh -c "! grep -q libcurl '$TMP/nocurl.ld'"
 
 # ---- labels, regions, slow requests (the SDK, linked) ----
 PLATEAU_OUTPUT=$TMP/labels.pb.gz "$W" labels 300 >"$TMP/labels.out" 2>/dev/null

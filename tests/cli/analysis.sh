@@ -84,6 +84,7 @@ printf 'a 18446744073709551616\n' >"$TMP/bad"
 bad "overflowing count" "bad:1: count '18446744073709551616' overflows"
 printf 'a 9223372036854775807\nb 9223372036854775807\n' >"$TMP/bad"
 check "counts at the limit in different stacks are kept" $PLATEAU convert -o "$TMP/x.folded" "$TMP/bad"
+check_same "... both, unchanged" "$TMP/bad" "$TMP/x.folded"
 printf 'a 9223372036854775807\na 1\n' >"$TMP/bad"
 bad "overflowing sum" "bad:2: sum of counts overflows"
 : >"$TMP/bad"
@@ -102,6 +103,8 @@ python3 -c 'import sys; sys.stdout.write(";".join("f%d" % i for i in range(10000
 check "100,000-frame stack" $PLATEAU convert --format folded -o "$TMP/deep.out" "$TMP/deep"
 check_same "100,000-frame stack round-trips" "$TMP/deep" "$TMP/deep.out"
 check "100,000-frame stack in top" $PLATEAU top "$TMP/deep"
+$PLATEAU top "$TMP/deep" >"$TMP/deep.top"
+check_grep "... its leaf holds all the self time" '100\.00%.* f99999$' "$TMP/deep.top"
 
 # detection is by content: a control byte in a name does not make a folded file binary
 printf 'a;we\001ird 3\nb 2\n' >"$TMP/ctl.pb.gz"
@@ -127,10 +130,28 @@ $PLATEAU collapse "$FIX/perf/system_wide.perf.txt" >"$TMP/sw.collapse"
 $PLATEAU convert --format folded -o "$TMP/sw.folded" "$FIX/perf/system_wide.perf.txt"
 check_same "modules do not change the folded view" "$TMP/sw.collapse" "$TMP/sw.folded"
 
-# --help lists every option of each command
+# --help lists every option of each command: the options are read from
+# the command's option table in its source (src/cmd/CMD.c), not from the
+# help itself, so an option missing from the help is caught.
+options_of() { # CMD: the --long and -s names in src/cmd/CMD.c's option table
+	python3 - "$TOP/src/cmd/$1.c" <<'PY'
+import re, sys
+src = open(sys.argv[1]).read()
+for short, long_ in re.findall(r"\bOPT_[A-Z]+\(\s*(0|'.')\s*,\s*\"([^\"]+)\"", src):
+    print("--" + long_)
+    if short != "0":
+        print("-" + short.strip("'"))
+PY
+}
 for cmd in top check diff convert; do
 	$PLATEAU $cmd --help >"$TMP/help.txt"
 	check_grep "$cmd --help prints usage" "^usage: plateau $cmd" "$TMP/help.txt"
+	opts=$(options_of $cmd) missing=""
+	for o in $opts; do
+		grep -Eq -- "(^|[ ,])$o([ ,=]|$)" "$TMP/help.txt" || missing="$missing $o"
+	done
+	check "$cmd --help lists every option of its table ($(echo $opts | wc -w) found)${missing:+; missing:$missing}" \
+		test -n "$opts" -a -z "$missing"
 done
 check_status "unknown command is a usage error" 2 $PLATEAU frobnicate
 check_status "unknown option is a usage error" 2 $PLATEAU top --frobnicate "$F/base.folded"

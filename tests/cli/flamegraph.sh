@@ -4,21 +4,39 @@
 # zoom/search/URL behaviour on a small DOM, and plateau diff's SVG.
 . "$(dirname "$0")/lib.sh"
 CLI=$TOP/tests/cli
-FG=${FLAMEGRAPH_DIR:-$TOP/../peers/FlameGraph}
-[ -f "$FG/flamegraph.pl" ] || FG=/work/peers/FlameGraph
+# flamegraph.pl's drawings are committed as goldens (the frames of its SVG,
+# tests/fixtures/flamegraph/golden/, made by make-golden.sh) and always
+# compared.  With FLAMEGRAPH_DIR set to a FlameGraph checkout, each is also
+# compared live with the script; with FLAMEGRAPH_GOLDEN_WRITE=1 as well, the
+# goldens are written from the live script instead.
+FG=${FLAMEGRAPH_DIR:-}
+FGOLD=$FIX/flamegraph/golden
 PERF=$FIX/perf/golden
 valid_xml() { python3 -c 'import xml.dom.minidom,sys; xml.dom.minidom.parse(sys.argv[1])' "$1" && xmllint --noout "$1"; }
 same_as_pl() { # DESC INPUT OPTIONS...: plateau draws the boxes flamegraph.pl draws
-	local desc=$1 in=$2
+	local desc=$1 in=$2 key
 	shift 2
-	if [ ! -f "$FG/flamegraph.pl" ]; then
-		skip "flamegraph.pl not found at $FG (set FLAMEGRAPH_DIR): $desc"
-		return
-	fi
-	perl "$FG/flamegraph.pl" "$@" "$in" >"$TMP/pl.svg" 2>/dev/null
+	key=$(basename "$in" .folded)
+	[ $# -eq 0 ] || key=$key$(printf '.%s' "$@" | sed 's/--//g; s/%/pct/g')
 	$PLATEAU flamegraph "$@" "$in" >"$TMP/pt.svg"
-	check "$desc" python3 "$CLI/flamegraph_cmp.py" "$TMP/pl.svg" "$TMP/pt.svg"
+	if [ -n "$FG" ]; then
+		if ! perl "$FG/flamegraph.pl" "$@" "$in" >"$TMP/pl.svg" 2>/dev/null; then
+			not_ok "flamegraph.pl from FLAMEGRAPH_DIR=$FG runs: $desc"
+			return
+		fi
+		if [ "${FLAMEGRAPH_GOLDEN_WRITE:-}" = 1 ]; then
+			python3 "$CLI/flamegraph_cmp.py" --golden "$TMP/pl.svg" "$FGOLD/$key.json.gz"
+			echo "$key $desc" >>"$FGOLD/MANIFEST.new"
+		fi
+		check "$desc (live flamegraph.pl)" python3 "$CLI/flamegraph_cmp.py" "$TMP/pl.svg" "$TMP/pt.svg"
+	fi
+	check "$desc (golden $key)" python3 "$CLI/flamegraph_cmp.py" "$FGOLD/$key.json.gz" "$TMP/pt.svg"
 }
+if [ "${FLAMEGRAPH_GOLDEN_WRITE:-}" = 1 ]; then
+	[ -f "$FG/flamegraph.pl" ] || { echo "Bail out! FLAMEGRAPH_GOLDEN_WRITE=1 needs FLAMEGRAPH_DIR"; exit 1; }
+	mkdir -p "$FGOLD"
+	rm -f "$FGOLD"/*.json.gz "$FGOLD/MANIFEST.new"
+fi
 
 # A real folded file (perf record of the demo program and of a no-frame-pointer build).
 cat "$PERF/demo.all.folded" "$PERF/nofp_dwarf.all.folded" "$PERF/cxx_names.all.folded" >"$TMP/real.folded"
@@ -42,29 +60,57 @@ awk '{ n = $NF; $NF = ""; print $0 n, (NR % 3 ? n : 2 * n) }' "$TMP/real.folded"
 same_as_pl "a 3-column differential file as flamegraph.pl" "$TMP/real.diff"
 same_as_pl "--negate on a differential file" "$TMP/real.diff" --negate
 
-# Every option of flamegraph.pl is accepted and has its effect.
-fg() { $PLATEAU flamegraph "$@" "$TMP/real.folded" >"$TMP/o.svg"; }
-fg --title 'My <title>' && check_grep "--title" '<text id="title"[^>]*>My &lt;title&gt;</text>' "$TMP/o.svg"
-fg --subtitle 'sub' && check_grep "--subtitle" '<text id="subtitle"[^>]*>sub</text>' "$TMP/o.svg"
-fg --width 640 && check_grep "--width" '<svg [^>]*width="640"' "$TMP/o.svg"
-fg --height 24 && check_grep "--height" 'height="23.0" fill' "$TMP/o.svg"
-fg --fonttype Courier && check_grep "--fonttype" 'font-family:Courier;' "$TMP/o.svg"
-fg --fontsize 9 && check_grep "--fontsize" 'font-size:9px;' "$TMP/o.svg"
-fg --fontwidth 0.3 && check_grep "--fontwidth" 'fg:fontwidth="0.3"' "$TMP/o.svg"
-fg --countname bytes && check_grep "--countname" '<title>all \([0-9,]+ bytes, 100%\)' "$TMP/o.svg"
-fg --nametype 'Frame:' && check_grep "--nametype" 'fg:nametype="Frame:"' "$TMP/o.svg"
-fg --bgcolors blue && check_grep "--bgcolors blue" 'stop-color="#e0e0ff"' "$TMP/o.svg"
-fg --bgcolors '#123456' && check "--bgcolors #rrggbb" test "$(grep -c 'stop-color="#123456"' "$TMP/o.svg")" -eq 2
-fg --colors mem && check_grep "a palette picks its background" 'stop-color="#e0ffe0"' "$TMP/o.svg"
-fg --notes 'build 42 -- nightly' && check_grep "--notes (an XML comment cannot hold --)" '<!-- NOTES: build 42 - - nightly -->' "$TMP/o.svg"
-fg --inverted && check_grep "--inverted is an icicle graph" '>Icicle Graph</text>' "$TMP/o.svg"
-fg --flamechart && check_grep "--flamechart is titled" '>Flame Chart</text>' "$TMP/o.svg"
-fg --minwidth 50% && check "--minwidth N% omits frames under N% of the total" \
+# Every option of flamegraph.pl is accepted and has its effect.  fg draws
+# into o.svg; when plateau fails, o.svg is left empty so the check on it
+# fails (never passes on a previous drawing, never vanishes from the count).
+fg() {
+	if ! $PLATEAU flamegraph "$@" "$TMP/real.folded" >"$TMP/o.svg" 2>"$TMP/fg.err"; then
+		echo "# plateau flamegraph $* failed: $(head -c 200 "$TMP/fg.err")"
+		: >"$TMP/o.svg"
+	fi
+}
+fg --title 'My <title>'
+check_grep "--title" '<text id="title"[^>]*>My &lt;title&gt;</text>' "$TMP/o.svg"
+fg --subtitle 'sub'
+check_grep "--subtitle" '<text id="subtitle"[^>]*>sub</text>' "$TMP/o.svg"
+fg --width 640
+check_grep "--width" '<svg [^>]*width="640"' "$TMP/o.svg"
+fg --height 24
+check_grep "--height" 'height="23.0" fill' "$TMP/o.svg"
+fg --fonttype Courier
+check_grep "--fonttype" 'font-family:Courier;' "$TMP/o.svg"
+fg --fontsize 9
+check_grep "--fontsize" 'font-size:9px;' "$TMP/o.svg"
+fg --fontwidth 0.3
+check_grep "--fontwidth" 'fg:fontwidth="0.3"' "$TMP/o.svg"
+fg --countname bytes
+check_grep "--countname" '<title>all \([0-9,]+ bytes, 100%\)' "$TMP/o.svg"
+fg --nametype 'Frame:'
+check_grep "--nametype" 'fg:nametype="Frame:"' "$TMP/o.svg"
+fg --bgcolors blue
+check_grep "--bgcolors blue" 'stop-color="#e0e0ff"' "$TMP/o.svg"
+fg --bgcolors '#123456'
+check "--bgcolors #rrggbb" test "$(grep -c 'stop-color="#123456"' "$TMP/o.svg")" -eq 2
+fg --colors mem
+check_grep "a palette picks its background" 'stop-color="#e0ffe0"' "$TMP/o.svg"
+fg --notes 'build 42 -- nightly'
+check_grep "--notes (an XML comment cannot hold --)" '<!-- NOTES: build 42 - - nightly -->' "$TMP/o.svg"
+fg --inverted
+check_grep "--inverted is an icicle graph" '>Icicle Graph</text>' "$TMP/o.svg"
+fg --flamechart
+check_grep "--flamechart is titled" '>Flame Chart</text>' "$TMP/o.svg"
+fg --minwidth 50%
+check "--minwidth N% omits frames under N% of the total" \
 	bash -c "! grep -Eq '<title>.*, ([0-4]?[0-9]\.[0-9]+)%' '$TMP/o.svg' && grep -q '<title>demo ' '$TMP/o.svg'"
-fg --factor 1000 && check_grep "--factor scales the counts" '<title>all \([0-9,]+,000 samples, 100%\)' "$TMP/o.svg"
-fg --total 999999999999 && check_grep "--total sets the width" '<title>all \(999,999,999,999 samples' "$TMP/o.svg"
-fg --random && cp "$TMP/o.svg" "$TMP/r1.svg" && fg && check "--random changes the colours" \
-	bash -c "! cmp -s <(grep -o 'fill=\"rgb[^\"]*\"' '$TMP/r1.svg') <(grep -o 'fill=\"rgb[^\"]*\"' '$TMP/o.svg')"
+fg --factor 1000
+check_grep "--factor scales the counts" '<title>all \([0-9,]+,000 samples, 100%\)' "$TMP/o.svg"
+fg --total 999999999999
+check_grep "--total sets the width" '<title>all \(999,999,999,999 samples' "$TMP/o.svg"
+fg --random
+cp "$TMP/o.svg" "$TMP/r1.svg"
+fg
+check "--random changes the colours" bash -c "grep -q 'fill=\"rgb' '$TMP/r1.svg' && grep -q 'fill=\"rgb' '$TMP/o.svg' &&
+	! cmp -s <(grep -o 'fill=\"rgb[^\"]*\"' '$TMP/r1.svg') <(grep -o 'fill=\"rgb[^\"]*\"' '$TMP/o.svg')"
 # --cp: a consistent palette kept in ./palette.map.
 (cd "$TMP" && $PLATEAU flamegraph --cp real.folded >cp1.svg)
 check_grep "--cp writes palette.map" '^compress_block->rgb\([0-9]+,[0-9]+,[0-9]+\)$' "$TMP/palette.map"
@@ -284,4 +330,7 @@ $PLATEAU flamegraph --flamechart "$TMP/chart.folded" >"$TMP/chart.svg"
 check_grep "flame chart: first b is 1 of 15" '^<title>b \(1 samples, 6\.67%\)' "$TMP/chart.svg"
 check_grep "flame chart: second b is 9 of 15, drawn last" 'rect x="482\.0" y="37" width="708\.0"' "$TMP/chart.svg"
 
+if [ "${FLAMEGRAPH_GOLDEN_WRITE:-}" = 1 ]; then
+	mv "$FGOLD/MANIFEST.new" "$FGOLD/MANIFEST"
+fi
 done_testing

@@ -46,7 +46,7 @@ for spec in "split_fp split.c $CFLAGS_FP" "split_nofp split.c $CFLAGS_NOFP" \
 	}
 done
 strip "$BIN/stripped"
-[ $built -eq 1 ] && ok "fixtures build (cc, c++, strip)"
+if [ $built -eq 1 ]; then ok "fixtures build (cc, c++, strip)"; else not_ok "fixtures build (cc, c++, strip)"; fi
 
 # A first recording tells whether perf events are allowed at all.
 if ! to 30 "$PLATEAU" record -q -o "$TMP/probe.folded" -- "$BIN/quick" 5 >/dev/null 2>"$TMP/probe.err" &&

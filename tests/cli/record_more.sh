@@ -57,7 +57,7 @@ for f in jit vdso naps burner syscalls; do
 		sed 's/^/# /' "$TMP/build-$f.err" | head -5
 	}
 done
-[ $built -eq 1 ] && ok "fixtures build (jit, vdso, naps, burner, syscalls)"
+if [ $built -eq 1 ]; then ok "fixtures build (jit, vdso, naps, burner, syscalls)"; else not_ok "fixtures build"; fi
 
 # A first recording tells whether perf events are allowed at all.
 if ! to 30 "$PLATEAU" record -q -o "$TMP/probe.folded" -- "$BIN/naps" 1 1 1 >/dev/null 2>"$TMP/probe.err" &&
@@ -322,7 +322,15 @@ check_status "--mmap-pages 1 with 16 KiB stack copies is refused" 2 \
 check_grep "--mmap-pages too small: one line naming it" 'mmap-pages 1 is too small' "$TMP/status.err"
 rec lost -F 20000 --stack-size 1024 --mmap-pages 2 -o "$TMP/lost.folded" -- "$BIN/burner" 1000 2
 lost_ok lost
-check_grep "lost: the remedy is named" 'lower -F or raise --mmap-pages|^plateau record: wrote .* 0 lost' "$TMP/lost.err"
+# A loss that always happens: the target stops plateau record (its parent)
+# while it burns, so nothing drains the 2-page ring, then lets it go on.
+rec lost_stop -F 999 --stack-size 1024 --mmap-pages 2 -o "$TMP/lost_stop.folded" -- \
+	sh -c 'kill -STOP $PPID; "$0" 500 1; kill -CONT $PPID; "$0" 300 1' "$BIN/burner"
+lost_ok lost_stop
+n=$(sed -n 's/^plateau record: wrote .*samples[^,]*, \([0-9,]*\) lost,.*/\1/p' "$TMP/lost_stop.err" | tr -d ,)
+check "lost_stop: records were lost while plateau record was stopped (${n:-none})" test "${n:-0}" -gt 0
+check_grep "lost_stop: the remedy is named (a larger ring)" \
+	'^plateau record: the kernel dropped [0-9,]+ records.*--mmap-pages' "$TMP/lost_stop.err"
 rec lost_fp -F 20000 -g fp --mmap-pages 1 -o "$TMP/lost_fp.folded" -- "$BIN/burner" 1000 2
 lost_ok lost_fp
 check_grep "lost_fp: samples were still recorded" '^plateau record: wrote .*: [1-9][0-9,]* samples' "$TMP/lost_fp.err"
