@@ -189,6 +189,16 @@ bool agent_thread_internal(void);
 /* Register the calling thread (cold; called by pthread_create's trampoline and at start). */
 struct agent_thread *agent_thread_register(void);
 
+/*
+ * The calling thread's slot, registering it now if it has none (cold: once
+ * per thread).  For threads started without the agent's pthread_create:
+ * jemalloc finds glibc's with dlsym(RTLD_NEXT), so its background threads
+ * skip the agent's.  Call only where the thread holds no allocator lock (a
+ * malloc hook before the real call): registering allocates.  NULL when the
+ * thread has exited or no slot is free, counted as dropped_nothread.
+ */
+struct agent_thread *agent_thread_register_late(void);
+
 /* Mark the calling thread internal: its allocations and locks are not sampled. */
 void agent_thread_set_internal(void);
 

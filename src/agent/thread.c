@@ -29,6 +29,7 @@ static atomic_size_t slots_used; /* high-water mark of claimed slots */
 static pthread_key_t exit_key;
 static AGENT_TLS struct agent_thread *self;
 static AGENT_TLS bool self_internal;
+static AGENT_TLS bool self_gone; /* the thread's exit destructor ran: no slot again */
 
 struct agent_thread *agent_thread_self(void)
 {
@@ -154,6 +155,20 @@ struct agent_thread *agent_thread_register(void)
 	return t;
 }
 
+struct agent_thread *agent_thread_register_late(void)
+{
+	if (self || self_internal)
+		return self;
+	if (self_gone) {
+		atomic_fetch_add(&agent_state.counters.dropped_nothread, 1);
+		return NULL;
+	}
+	/* A thread adopted at start (found in /proc/self/task) has a slot already. */
+	if (agent_thread_self_slow())
+		return self;
+	return agent_thread_register();
+}
+
 struct agent_thread *agent_thread_adopt(pid_t tid)
 {
 	struct agent_thread *t = agent_thread_find(tid);
@@ -176,6 +191,7 @@ static void on_thread_exit(void *arg)
 	agent_cpu_thread_stop(t);
 	agent_wall_thread_exit(t);
 	self = NULL;
+	self_gone = true;
 	atomic_store_explicit(&t->status, SLOT_EXITED, memory_order_release);
 }
 
