@@ -193,8 +193,8 @@ struct agent_thread *agent_thread_register(void);
  * The calling thread's slot, registering it now if it has none (cold: once
  * per thread).  For threads started without the agent's pthread_create:
  * jemalloc finds glibc's with dlsym(RTLD_NEXT), so its background threads
- * skip the agent's.  Call only where the thread holds no allocator lock (a
- * malloc hook before the real call): registering allocates.  NULL when the
+ * skip the agent's.  Allocates nothing and takes no lock (the stack bounds
+ * stay unknown, as an adopted thread's), so a malloc hook may call it.  NULL when the
  * thread has exited or no slot is free, counted as dropped_nothread.
  */
 struct agent_thread *agent_thread_register_late(void);

@@ -73,8 +73,16 @@ NOASAN bool agent_thread_internal(void)
 	return self_internal || (self && self->in_hook);
 }
 
+static struct agent_thread *attach_bounds(uint64_t seed, bool bounds);
+
 /* Give the calling thread a slot whose sampler is seeded with SEED. */
 static struct agent_thread *attach(uint64_t seed)
+{
+	return attach_bounds(seed, true);
+}
+
+/* The same, its stack bounds read only when BOUNDS (pthread_getattr_np allocates). */
+static struct agent_thread *attach_bounds(uint64_t seed, bool bounds)
 {
 	int i = atomic_fetch_add(&nslots, 1);
 	struct agent_thread *t;
@@ -87,7 +95,7 @@ static struct agent_thread *attach(uint64_t seed)
 	t = &slots[i];
 	memset(t, 0, sizeof(*t));
 	t->tid = gettid();
-	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+	if (bounds && pthread_getattr_np(pthread_self(), &attr) == 0) {
 		if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
 			t->stack_lo = (uintptr_t)addr;
 			t->stack_hi = (uintptr_t)addr + size;
@@ -105,7 +113,7 @@ static bool late_slots; /* agent_thread_register_late finds a free slot */
 NOASAN struct agent_thread *agent_thread_register_late(void)
 {
 	if (late_slots)
-		return attach(7);
+		return attach_bounds(7, false);
 	atomic_fetch_add(&agent_state.counters.dropped_nothread, 1);
 	return NULL;
 }

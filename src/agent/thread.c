@@ -132,7 +132,13 @@ static void stack_bounds(struct agent_thread *t)
 	t->in_hook = 0;
 }
 
-struct agent_thread *agent_thread_register(void)
+/*
+ * Give the calling thread a slot.  Its stack bounds only when BOUNDS:
+ * pthread_getattr_np allocates under the thread's own lock, so it must not
+ * run inside a malloc hook (the program's own pthread_getattr_np may be what
+ * is allocating).
+ */
+static struct agent_thread *register_self(bool bounds)
 {
 	struct agent_thread *t;
 
@@ -147,12 +153,18 @@ struct agent_thread *agent_thread_register(void)
 	/* Before stack_bounds: what it allocates is the agent's (in_hook), not
 	 * an allocation of a thread without a slot. */
 	self = t;
-	stack_bounds(t);
+	if (bounds)
+		stack_bounds(t);
 	prctl(PR_GET_NAME, t->name, 0, 0, 0);
 	pthread_setspecific(exit_key, t);
 	if (atomic_load(&agent_state.running))
 		agent_cpu_thread_start(t);
 	return t;
+}
+
+struct agent_thread *agent_thread_register(void)
+{
+	return register_self(true);
 }
 
 struct agent_thread *agent_thread_register_late(void)
@@ -166,7 +178,7 @@ struct agent_thread *agent_thread_register_late(void)
 	/* A thread adopted at start (found in /proc/self/task) has a slot already. */
 	if (agent_thread_self_slow())
 		return self;
-	return agent_thread_register();
+	return register_self(false); /* stack bounds unknown, as an adopted thread's */
 }
 
 struct agent_thread *agent_thread_adopt(pid_t tid)
