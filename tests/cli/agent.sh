@@ -93,6 +93,23 @@ reads=$(go tool pprof -raw "$TMP/idle.pb.gz" | sed -n 's/^Comment: plateau agent
 check "wall: the sampler reads idle threads' clocks less than every 4th round ($reads reads)" \
 	test "${reads:-999999}" -lt $((51 * 200 / 4))
 
+# Time goes to the stack the thread was in while it passed, whatever the
+# backoff: THREADS threads alternate 300 ms in nanosleep (sleep_part) and
+# 100 ms blocked in read (read_part), three times; each stack is held to
+# the time the program measured around its calls.
+cc -O2 -fomit-frame-pointer -pthread -o "$TMP/wallsplit" "$AG/wallsplit.c"
+for hz in 19 99 1000; do
+	for n in 1 100; do
+		truth=$(LD_PRELOAD=$LIB PLATEAU_MODES=wall PLATEAU_HZ=$hz PLATEAU_OUTPUT=$TMP/split.pb.gz "$TMP/wallsplit" $n 3)
+		want_s=$(echo "$truth" | sed -n 's/.*sleep_ns=\([0-9]*\).*/\1/p')
+		want_r=$(echo "$truth" | sed -n 's/.*read_ns=\([0-9]*\).*/\1/p')
+		within "wall at $hz Hz, $n thread(s): the nanosleep stack gets its own time" \
+			"${want_s:-0}" "$(total "$TMP/split.pb.gz" wall 'worker_main;sleep_part;')" 10
+		within "wall at $hz Hz, $n thread(s): the read stack gets its own time" \
+			"${want_r:-0}" "$(total "$TMP/split.pb.gz" wall 'worker_main;read_part;')" 10
+	done
+done
+
 # ---- alloc: Poisson-sampled bytes, unbiased; in-use from the live table ----
 real=$(LD_PRELOAD=$LIB PLATEAU_MODES=alloc PLATEAU_OUTPUT=$TMP/alloc.pb.gz "$TMP/plain" alloc 512)
 # 8192 blocks of 64 KiB at a 512 KiB mean: p = 0.118, sd of the estimate 3% of the total.
