@@ -33,7 +33,7 @@ clang libclang-rt-14-dev
 lld
 linux-perf golang-go perl python3 python3-jsonschema time curl
 libgoogle-perftools-dev google-perftools heaptrack
-libxml2-utils
+libxml2-utils redis-server redis-tools
 chromium
 "
 

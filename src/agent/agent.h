@@ -46,6 +46,7 @@ enum agent_kind {
 	AGENT_KIND_LOCK, /* v0 = contentions (weight, 1e-6 fixed point), v1 = delay ns (weighted) */
 	AGENT_KIND_COUNT,
 	AGENT_KIND_REQUEST_END = 0x100, /* marker: v0 = request id, v1 = 1 when slow */
+	AGENT_KIND_WALL_REPEAT, /* v0 = wall ns blocked in the previous wall sample's stack */
 };
 
 /* Fixed-point scale of fractional weights (objects, contentions). */
@@ -158,6 +159,10 @@ struct __attribute__((aligned(64))) agent_thread {
 	   not move, the sampler adds to wall_repeat_ns instead of signalling */
 	uint64_t wall_cputime;
 	bool wall_seen;
+	bool wall_blocked; /* the last wall sample caught a system call */
+	/* that call: stack pointer, pc after the syscall instruction, first argument */
+	uintptr_t wall_sp, wall_pc, wall_arg0;
+	_Atomic unsigned wall_handled;	  /* wall_sent when the handler last sampled */
 	volatile sig_atomic_t eintr_ours; /* our handler ran: an EINTR may be ours */
 	unsigned eintr_snap;		  /* wall_sent when the current blocking call began */
 	/* labels.c: the thread's current label ids, innermost last; nlabels written last */
@@ -175,6 +180,13 @@ struct __attribute__((aligned(64))) agent_thread {
 	_Atomic uint8_t wall_gap;	 /* rounds between looks; 0: look at the next round */
 	uint32_t wall_next;		 /* the round of the next look (the sampler's) */
 	_Atomic unsigned wall_sent;	 /* wall signals sent to this thread */
+	uint64_t wall_base;		 /* its CPU time at a look that found it blocked */
+	bool wall_base_ok;		 /* wall_base is set: an equal clock means no move */
+	uint32_t wall_sent_round;	 /* the round of the last signal */
+	/* eintr.c: when a wrapped blocking call last began or ended (monotonic);
+	   on the sampler's line, which it reads every round anyway */
+	_Atomic uint64_t wall_mark_ns;
+	uint64_t wall_mark_seen; /* wall_mark_ns at the sampler's last look */
 };
 
 _Static_assert(offsetof(struct agent_thread, lock_rng) + sizeof(uint64_t) <= 64,
@@ -188,6 +200,16 @@ bool agent_thread_internal(void);
 
 /* Register the calling thread (cold; called by pthread_create's trampoline and at start). */
 struct agent_thread *agent_thread_register(void);
+
+/*
+ * The calling thread's slot, registering it now if it has none (cold: once
+ * per thread).  For threads started without the agent's pthread_create:
+ * jemalloc finds glibc's with dlsym(RTLD_NEXT), so its background threads
+ * skip the agent's.  Allocates nothing and takes no lock (the stack bounds
+ * stay unknown, as an adopted thread's), so a malloc hook may call it.  NULL when the
+ * thread has exited or no slot is free, counted as dropped_nothread.
+ */
+struct agent_thread *agent_thread_register_late(void);
 
 /* Mark the calling thread internal: its allocations and locks are not sampled. */
 void agent_thread_set_internal(void);

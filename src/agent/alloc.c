@@ -304,10 +304,12 @@ static inline NOASAN struct agent_thread *hook_thread(void)
 	struct agent_thread *t = agent_thread_self();
 
 	if (UNLIKELY(!t)) {
-		if (sampling_on() && !noslot_nest && !agent_thread_internal())
-			atomic_fetch_add_explicit(&agent_state.counters.dropped_nothread, 1,
-						  memory_order_relaxed);
-		return NULL;
+		/* A thread the program started some other way: give it a slot now. */
+		if (!sampling_on() || noslot_nest || agent_thread_internal())
+			return NULL;
+		t = agent_thread_register_late();
+		if (!t)
+			return NULL;
 	}
 	return t->in_hook || t->internal ? NULL : t;
 }
@@ -672,12 +674,11 @@ static NOASAN void *real_new(unsigned v, size_t size, size_t align)
 	}
 }
 
-/* A thread without a slot: count the drop here, not again in a nested malloc. */
+/* A thread without a slot (counted): not again in a nested malloc. */
 static NOASAN void *new_noslot(unsigned v, size_t size, size_t align)
 {
 	void *p;
 
-	hook_thread();
 	noslot_nest++;
 	p = real_new(v | NEW_NOTHROW, size, align);
 	noslot_nest--;
@@ -694,8 +695,13 @@ static inline NOASAN void *new_hook(unsigned v, size_t size, size_t align, uintp
 	if (UNLIKELY(!real_ready()))
 		return boot_alloc(size, align);
 	t = agent_thread_self();
-	if (!t)
-		return noslot_nest ? real_new(v, size, align) : new_noslot(v, size, align);
+	if (!t) {
+		if (noslot_nest)
+			return real_new(v, size, align);
+		t = hook_thread(); /* a slot now, or the drop counted */
+		if (!t)
+			return new_noslot(v, size, align);
+	}
 	if (t->in_hook || t->internal)
 		return real_new(v, size, align);
 	t->in_hook++;

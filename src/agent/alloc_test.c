@@ -73,8 +73,16 @@ NOASAN bool agent_thread_internal(void)
 	return self_internal || (self && self->in_hook);
 }
 
+static struct agent_thread *attach_bounds(uint64_t seed, bool bounds);
+
 /* Give the calling thread a slot whose sampler is seeded with SEED. */
 static struct agent_thread *attach(uint64_t seed)
+{
+	return attach_bounds(seed, true);
+}
+
+/* The same, its stack bounds read only when BOUNDS (pthread_getattr_np allocates). */
+static struct agent_thread *attach_bounds(uint64_t seed, bool bounds)
 {
 	int i = atomic_fetch_add(&nslots, 1);
 	struct agent_thread *t;
@@ -87,7 +95,7 @@ static struct agent_thread *attach(uint64_t seed)
 	t = &slots[i];
 	memset(t, 0, sizeof(*t));
 	t->tid = gettid();
-	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+	if (bounds && pthread_getattr_np(pthread_self(), &attr) == 0) {
 		if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
 			t->stack_lo = (uintptr_t)addr;
 			t->stack_hi = (uintptr_t)addr + size;
@@ -97,6 +105,17 @@ static struct agent_thread *attach(uint64_t seed)
 	alloc_sampler_init(&t->alloc, agent_state.cfg.alloc_rate, seed);
 	self = t;
 	return t;
+}
+
+static bool late_slots; /* agent_thread_register_late finds a free slot */
+
+/* A thread without a slot: one now when LATE_SLOTS, else counted (a full table). */
+NOASAN struct agent_thread *agent_thread_register_late(void)
+{
+	if (late_slots)
+		return attach_bounds(7, false);
+	atomic_fetch_add(&agent_state.counters.dropped_nothread, 1);
+	return NULL;
 }
 
 /* ---- test doubles: ring and unwinder ---- */
@@ -609,6 +628,38 @@ static void test_pass_through(void **state)
 	assert_int_equal(main_t->alloc_bytes, before + 10);
 }
 
+/* A thread started behind the agent's back gets a slot at its first allocation. */
+static void *late_main(void *arg)
+{
+	struct agent_thread **got = arg;
+	void *p = site_malloc(100);
+
+	*got = self;
+	v_free(p);
+	return NULL;
+}
+
+static void test_late_register(void **state)
+{
+	struct agent_thread *got = NULL;
+	uint64_t before = atomic_load(&agent_state.counters.dropped_nothread);
+	pthread_t th;
+
+	(void)state;
+	sampling_start(1, 1);
+	late_slots = true;
+	main_t->in_hook++;
+	assert_int_equal(pthread_create(&th, NULL, late_main, &got), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	main_t->in_hook--;
+	late_slots = false;
+	sampling_stop();
+	assert_non_null(got);
+	/* Its 100 bytes, and what a sanitizer's runtime allocates on it. */
+	assert_true(got->alloc_bytes >= 100);
+	assert_int_equal(atomic_load(&agent_state.counters.dropped_nothread), before);
+}
+
 /* At a 512 KiB mean the estimate of the bytes allocated is unbiased. */
 static void test_estimate_512k(void **state)
 {
@@ -1091,6 +1142,7 @@ int main(void)
 		cmocka_unit_test(test_semantics),
 		cmocka_unit_test(test_errno_kept),
 		cmocka_unit_test(test_pass_through),
+		cmocka_unit_test(test_late_register),
 		cmocka_unit_test(test_estimate_512k),
 		cmocka_unit_test(test_inuse_half),
 		cmocka_unit_test(test_realloc_moves),

@@ -317,6 +317,11 @@ static void on_record(const struct agent_sample *s, void *arg)
 			held_flush(ss, s->v[1] != 0);
 		return;
 	}
+	/* Time the thread spent blocked in its previous wall stack, ahead of its new one. */
+	if (s->kind == AGENT_KIND_WALL_REPEAT) {
+		add_wall_repeat(ss, (uint64_t)s->v[0]);
+		return;
+	}
 	if (s->kind >= AGENT_KIND_COUNT)
 		return;
 	if (s->request)

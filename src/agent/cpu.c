@@ -79,6 +79,46 @@ static uint64_t own_cputime(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * Where a wall sample caught T in a system call, as /proc/self/task/TID/syscall
+ * shows it while the call blocks (wall.c compares them): the stack pointer,
+ * the pc after the syscall instruction (a call to be restarted has rip moved
+ * back onto it) and the first argument.
+ */
+static void note_call_site(struct agent_thread *t, const void *ucontext)
+{
+	const ucontext_t *uc = ucontext;
+	const unsigned char *ip = (const unsigned char *)uc->uc_mcontext.gregs[REG_RIP];
+	bool rewound = ((uintptr_t)ip & 4095) <= 4094 && ip[0] == 0x0f && ip[1] == 0x05;
+
+	t->wall_sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	t->wall_pc = (uintptr_t)ip + (rewound ? 2 : 0);
+	t->wall_arg0 = (uintptr_t)uc->uc_mcontext.gregs[REG_RDI];
+}
+
+/*
+ * A wall sample: first the time the sampler charged to the thread's previous
+ * wall stack and nobody collected yet (a record ahead of the new sample, so
+ * the collector charges it to the stack it belongs to), then the sample.
+ */
+static void take_wall_sample(struct agent_thread *t, int64_t weight, const void *uc)
+{
+	uint64_t owed = atomic_exchange(&t->wall_repeat_ns, 0);
+	bool blocked = agent_context_in_syscall(uc);
+
+	if (owed && !agent_emit(t, AGENT_KIND_WALL_REPEAT, (int64_t)owed, 0, NULL, 0, 0, 0))
+		atomic_fetch_add(&t->wall_repeat_ns, owed);
+	take_sample(t, AGENT_KIND_WALL, weight, 0, uc,
+		    blocked ? AGENT_STATE_BLOCKED : AGENT_STATE_RUNNING);
+	t->wall_blocked = blocked;
+	if (blocked)
+		note_call_site(t, uc);
+	/* What the thread does from here on is what the sampler compares. */
+	t->wall_cputime = own_cputime();
+	t->wall_seen = true;
+	atomic_store_explicit(&t->wall_handled, atomic_load(&t->wall_sent), memory_order_release);
+}
+
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
 	int saved = errno;
@@ -99,12 +139,7 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 	} else if (si->si_code == SI_QUEUE && si->si_errno == AGENT_WALL_MAGIC &&
 		   si->si_pid == getpid()) {
 		t->eintr_ours = 1;
-		take_sample(t, AGENT_KIND_WALL, (int64_t)(intptr_t)si->si_value.sival_ptr, 0, uc,
-			    agent_context_in_syscall(uc) ? AGENT_STATE_BLOCKED
-							 : AGENT_STATE_RUNNING);
-		/* What the thread does from here on is what the sampler compares. */
-		t->wall_cputime = own_cputime();
-		t->wall_seen = true;
+		take_wall_sample(t, (int64_t)(intptr_t)si->si_value.sival_ptr, uc);
 	}
 out:
 	errno = saved;

@@ -48,6 +48,41 @@ static struct agent_thread *watched(void)
 	return t;
 }
 
+/*
+ * The wall sampler splits the time between two looks at a thread that ran
+ * meanwhile where the thread left one blocking call for another (wall.c):
+ * the calls wrapped here say when they begin and end.
+ */
+static void mark(struct agent_thread *t)
+{
+	struct timespec ts;
+
+	if (!t || !(agent_state.cfg.modes & AGENT_MODE_WALL))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	atomic_store_explicit(&t->wall_mark_ns, (uint64_t)ts.tv_sec * NS + (uint64_t)ts.tv_nsec,
+			      memory_order_relaxed);
+}
+
+/* watched(), for a call that blocks: its start is marked. */
+static struct agent_thread *watched_call(void)
+{
+	struct agent_thread *t = watched();
+
+	mark(t);
+	return t;
+}
+
+/* The end of a watched_call(): marked; returns RC. */
+static int ended(struct agent_thread *t, int rc)
+{
+	int saved = errno;
+
+	mark(t);
+	errno = saved;
+	return rc;
+}
+
 /* Whether the failed call is to be retried: EINTR, and our signal came. */
 static bool ours(struct agent_thread *t, int rc_or_errno, bool is_errno)
 {
@@ -102,7 +137,7 @@ typedef int (*nanosleep_fn)(const struct timespec *, struct timespec *);
 AGENT_API int nanosleep(const struct timespec *req, struct timespec *rem)
 {
 	REAL(nanosleep, nanosleep_fn);
-	struct agent_thread *t = watched();
+	struct agent_thread *t = watched_call();
 	struct timespec cur, left;
 	int rc;
 
@@ -113,7 +148,7 @@ AGENT_API int nanosleep(const struct timespec *req, struct timespec *rem)
 		cur = left;
 	if (rc == -1 && errno == EINTR && rem)
 		*rem = left;
-	return rc;
+	return ended(t, rc);
 }
 
 typedef int (*clock_nanosleep_fn)(clockid_t, int, const struct timespec *, struct timespec *);
@@ -130,7 +165,7 @@ AGENT_API int clock_nanosleep(clockid_t clk, int flags, const struct timespec *r
 		real = (clock_nanosleep_fn)agent_dlsym_next("clock_nanosleep");
 	if (!real)
 		return ENOSYS;
-	t = watched();
+	t = watched_call();
 	if (!t)
 		return real(clk, flags, req, rem);
 	cur = *req;
@@ -139,7 +174,7 @@ AGENT_API int clock_nanosleep(clockid_t clk, int flags, const struct timespec *r
 			cur = left;
 	if (rc == EINTR && rem && !(flags & TIMER_ABSTIME))
 		*rem = left;
-	return rc;
+	return ended(t, rc);
 }
 
 AGENT_API int usleep(useconds_t us)
@@ -163,7 +198,7 @@ typedef int (*poll_fn)(struct pollfd *, nfds_t, int);
 AGENT_API int poll(struct pollfd *fds, nfds_t n, int timeout)
 {
 	REAL(poll, poll_fn);
-	struct agent_thread *t = watched();
+	struct agent_thread *t = watched_call();
 	int64_t deadline = mono_ns() + (int64_t)timeout * 1000000;
 	int rc, ms = timeout;
 
@@ -171,7 +206,7 @@ AGENT_API int poll(struct pollfd *fds, nfds_t n, int timeout)
 		return real_poll(fds, n, timeout);
 	while ((rc = real_poll(fds, n, ms)) == -1 && ours(t, rc, false))
 		ms = ms_left(timeout, deadline);
-	return rc;
+	return ended(t, rc);
 }
 
 typedef int (*ppoll_fn)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *);
@@ -179,7 +214,7 @@ typedef int (*ppoll_fn)(struct pollfd *, nfds_t, const struct timespec *, const 
 AGENT_API int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *mask)
 {
 	REAL(ppoll, ppoll_fn);
-	struct agent_thread *t = watched();
+	struct agent_thread *t = watched_call();
 	int64_t deadline = tmo ? mono_ns() + tmo->tv_sec * NS + tmo->tv_nsec : 0;
 	struct timespec left;
 	int rc;
@@ -191,7 +226,7 @@ AGENT_API int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, co
 			left = ts_left(deadline);
 			tmo = &left;
 		}
-	return rc;
+	return ended(t, rc);
 }
 
 /* The fd sets of a select call, to hand back unchanged when we retry it. */
@@ -224,7 +259,7 @@ typedef int (*select_fn)(int, fd_set *, fd_set *, fd_set *, struct timeval *);
 AGENT_API int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
 {
 	REAL(select, select_fn);
-	struct agent_thread *t = watched();
+	struct agent_thread *t = watched_call();
 	struct fds saved;
 	int rc;
 
@@ -235,7 +270,7 @@ AGENT_API int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
 	while ((rc = real_select(n, r, w, e, tv)) == -1 && ours(t, rc, false)) {
 		fds_restore(&saved, r, w, e);
 	}
-	return rc;
+	return ended(t, rc);
 }
 
 typedef int (*pselect_fn)(int, fd_set *, fd_set *, fd_set *, const struct timespec *,
@@ -245,7 +280,7 @@ AGENT_API int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct times
 		      const sigset_t *mask)
 {
 	REAL(pselect, pselect_fn);
-	struct agent_thread *t = watched();
+	struct agent_thread *t = watched_call();
 	int64_t deadline = tmo ? mono_ns() + tmo->tv_sec * NS + tmo->tv_nsec : 0;
 	struct fds saved;
 	struct timespec left;
@@ -261,7 +296,7 @@ AGENT_API int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct times
 			tmo = &left;
 		}
 	}
-	return rc;
+	return ended(t, rc);
 }
 
 typedef int (*epoll_wait_fn)(int, struct epoll_event *, int, int);
@@ -269,7 +304,7 @@ typedef int (*epoll_wait_fn)(int, struct epoll_event *, int, int);
 AGENT_API int epoll_wait(int ep, struct epoll_event *ev, int max, int timeout)
 {
 	REAL(epoll_wait, epoll_wait_fn);
-	struct agent_thread *t = watched();
+	struct agent_thread *t = watched_call();
 	int64_t deadline = mono_ns() + (int64_t)timeout * 1000000;
 	int rc, ms = timeout;
 
@@ -277,7 +312,7 @@ AGENT_API int epoll_wait(int ep, struct epoll_event *ev, int max, int timeout)
 		return real_epoll_wait(ep, ev, max, timeout);
 	while ((rc = real_epoll_wait(ep, ev, max, ms)) == -1 && ours(t, rc, false))
 		ms = ms_left(timeout, deadline);
-	return rc;
+	return ended(t, rc);
 }
 
 typedef int (*epoll_pwait_fn)(int, struct epoll_event *, int, int, const sigset_t *);
@@ -286,7 +321,7 @@ AGENT_API int epoll_pwait(int ep, struct epoll_event *ev, int max, int timeout,
 			  const sigset_t *mask)
 {
 	REAL(epoll_pwait, epoll_pwait_fn);
-	struct agent_thread *t = watched();
+	struct agent_thread *t = watched_call();
 	int64_t deadline = mono_ns() + (int64_t)timeout * 1000000;
 	int rc, ms = timeout;
 
@@ -294,7 +329,7 @@ AGENT_API int epoll_pwait(int ep, struct epoll_event *ev, int max, int timeout,
 		return real_epoll_pwait(ep, ev, max, timeout, mask);
 	while ((rc = real_epoll_pwait(ep, ev, max, ms, mask)) == -1 && ours(t, rc, false))
 		ms = ms_left(timeout, deadline);
-	return rc;
+	return ended(t, rc);
 }
 
 typedef int (*sem_wait_fn)(sem_t *);
@@ -327,7 +362,7 @@ typedef int (*sigtimedwait_fn)(const sigset_t *, siginfo_t *, const struct times
 AGENT_API int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *tmo)
 {
 	REAL(sigtimedwait, sigtimedwait_fn);
-	struct agent_thread *t = watched();
+	struct agent_thread *t = watched_call();
 	int64_t deadline = tmo ? mono_ns() + tmo->tv_sec * NS + tmo->tv_nsec : 0;
 	struct timespec left;
 	int rc;
@@ -337,7 +372,7 @@ AGENT_API int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct ti
 			left = ts_left(deadline);
 			tmo = &left;
 		}
-	return rc;
+	return ended(t, rc);
 }
 
 AGENT_API int sigwaitinfo(const sigset_t *set, siginfo_t *info)
@@ -350,12 +385,12 @@ typedef int (*sigsuspend_fn)(const sigset_t *);
 AGENT_API int sigsuspend(const sigset_t *mask)
 {
 	REAL(sigsuspend, sigsuspend_fn);
-	struct agent_thread *t = watched();
+	struct agent_thread *t = watched_call();
 	int rc;
 
 	while ((rc = real_sigsuspend(mask)) == -1 && ours(t, rc, false))
 		;
-	return rc;
+	return ended(t, rc);
 }
 
 AGENT_API int pause(void)

@@ -29,6 +29,7 @@ static atomic_size_t slots_used; /* high-water mark of claimed slots */
 static pthread_key_t exit_key;
 static AGENT_TLS struct agent_thread *self;
 static AGENT_TLS bool self_internal;
+static AGENT_TLS bool self_gone; /* the thread's exit destructor ran: no slot again */
 
 struct agent_thread *agent_thread_self(void)
 {
@@ -131,7 +132,13 @@ static void stack_bounds(struct agent_thread *t)
 	t->in_hook = 0;
 }
 
-struct agent_thread *agent_thread_register(void)
+/*
+ * Give the calling thread a slot.  Its stack bounds only when BOUNDS:
+ * pthread_getattr_np allocates under the thread's own lock, so it must not
+ * run inside a malloc hook (the program's own pthread_getattr_np may be what
+ * is allocating).
+ */
+static struct agent_thread *register_self(bool bounds)
 {
 	struct agent_thread *t;
 
@@ -146,12 +153,32 @@ struct agent_thread *agent_thread_register(void)
 	/* Before stack_bounds: what it allocates is the agent's (in_hook), not
 	 * an allocation of a thread without a slot. */
 	self = t;
-	stack_bounds(t);
+	if (bounds)
+		stack_bounds(t);
 	prctl(PR_GET_NAME, t->name, 0, 0, 0);
 	pthread_setspecific(exit_key, t);
 	if (atomic_load(&agent_state.running))
 		agent_cpu_thread_start(t);
 	return t;
+}
+
+struct agent_thread *agent_thread_register(void)
+{
+	return register_self(true);
+}
+
+struct agent_thread *agent_thread_register_late(void)
+{
+	if (self || self_internal)
+		return self;
+	if (self_gone) {
+		atomic_fetch_add(&agent_state.counters.dropped_nothread, 1);
+		return NULL;
+	}
+	/* A thread adopted at start (found in /proc/self/task) has a slot already. */
+	if (agent_thread_self_slow())
+		return self;
+	return register_self(false); /* stack bounds unknown, as an adopted thread's */
 }
 
 struct agent_thread *agent_thread_adopt(pid_t tid)
@@ -176,6 +203,7 @@ static void on_thread_exit(void *arg)
 	agent_cpu_thread_stop(t);
 	agent_wall_thread_exit(t);
 	self = NULL;
+	self_gone = true;
 	atomic_store_explicit(&t->status, SLOT_EXITED, memory_order_release);
 }
 

@@ -9,9 +9,10 @@
  * signal caught it in a system call); a thread that did not run is not
  * woken: the interval is added to its wall_repeat_ns, and the collector
  * charges it to the thread's previous stack, labelled blocked.  A thread
- * found idle is looked at less often (every 2, 4, then 8 rounds); the
- * time since the last look is charged at the next look, at stop, or when
- * it exits.
+ * found idle is looked at less often (every 2, 4, then 8 rounds) unless it
+ * begins or ends a blocking call eintr.c wraps; the time since the last
+ * look is charged at the next look (split where the thread left its
+ * previous call), at stop, or when it exits.  The rule is in doc/agent.md.
  */
 
 /* Start and stop the sampler thread (cold).  Start returns 0 or -errno. */

@@ -93,6 +93,23 @@ reads=$(go tool pprof -raw "$TMP/idle.pb.gz" | sed -n 's/^Comment: plateau agent
 check "wall: the sampler reads idle threads' clocks less than every 4th round ($reads reads)" \
 	test "${reads:-999999}" -lt $((51 * 200 / 4))
 
+# Time goes to the stack the thread was in while it passed, whatever the
+# backoff: THREADS threads alternate 300 ms in nanosleep (sleep_part) and
+# 100 ms blocked in read (read_part), three times; each stack is held to
+# the time the program measured around its calls.
+cc -O2 -fomit-frame-pointer -pthread -o "$TMP/wallsplit" "$AG/wallsplit.c"
+for hz in 19 99 1000; do
+	for n in 1 100; do
+		truth=$(LD_PRELOAD=$LIB PLATEAU_MODES=wall PLATEAU_HZ=$hz PLATEAU_OUTPUT=$TMP/split.pb.gz "$TMP/wallsplit" $n 3)
+		want_s=$(echo "$truth" | sed -n 's/.*sleep_ns=\([0-9]*\).*/\1/p')
+		want_r=$(echo "$truth" | sed -n 's/.*read_ns=\([0-9]*\).*/\1/p')
+		within "wall at $hz Hz, $n thread(s): the nanosleep stack gets its own time" \
+			"${want_s:-0}" "$(total "$TMP/split.pb.gz" wall 'worker_main;sleep_part;')" 10
+		within "wall at $hz Hz, $n thread(s): the read stack gets its own time" \
+			"${want_r:-0}" "$(total "$TMP/split.pb.gz" wall 'worker_main;read_part;')" 10
+	done
+done
+
 # ---- alloc: Poisson-sampled bytes, unbiased; in-use from the live table ----
 real=$(LD_PRELOAD=$LIB PLATEAU_MODES=alloc PLATEAU_OUTPUT=$TMP/alloc.pb.gz "$TMP/plain" alloc 512)
 # 8192 blocks of 64 KiB at a 512 KiB mean: p = 0.118, sd of the estimate 3% of the total.
@@ -112,6 +129,27 @@ waited=$(LD_PRELOAD=$LIB PLATEAU_MODES=lock PLATEAU_OUTPUT=$TMP/lock.pb.gz "$TMP
 check "lock: contentions are charged to lock_site, the caller of pthread_mutex_lock" \
 	grep -q 'lock_thread;lock_site ' <(folded "$TMP/lock.pb.gz" contentions)
 within "... with the delay the threads measured around their lock calls" "$waited" "$(total "$TMP/lock.pb.gz" delay lock_site)" 15
+
+# ---- a real server: redis-server (Debian's, jemalloc) under every mode ----
+# jemalloc starts its background threads with glibc's pthread_create (found
+# with dlsym(RTLD_NEXT)), not the agent's: they get a slot at their first
+# allocation instead of being counted as threads without one.
+rport=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+mkdir -p "$TMP/redis"
+LD_PRELOAD=$LIB PLATEAU_MODES=cpu,wall,alloc,lock PLATEAU_OUTPUT=$TMP/redis.pb.gz redis-server --bind 127.0.0.1 \
+	--port "$rport" --save '' --appendonly no --dir "$TMP/redis" >"$TMP/redis.log" 2>&1 &
+rpid=$!
+for _ in $(seq 100); do redis-cli -p "$rport" ping >/dev/null 2>&1 && break; sleep 0.1; done
+timeout 120 redis-benchmark -p "$rport" -q -n 2000 -t set,get,lpush,lpop >/dev/null 2>&1
+timeout 30 redis-cli -p "$rport" shutdown nosave >/dev/null 2>&1
+wait $rpid
+rc=$?
+go tool pprof -raw "$TMP/redis.pb.gz" >"$TMP/redis.raw" 2>&1
+check "redis-server under every mode runs, serves and exits 0 (exit $rc)" \
+	sh -c "test $rc -eq 0 && grep -q '^Comment: plateau agent: samples=[1-9]' '$TMP/redis.raw'"
+noslot=$(sed -n 's/^Comment: plateau agent: dropped_no_thread_slot=//p' "$TMP/redis.raw")
+check "... and no event is counted as from a thread without a slot (jemalloc's threads; ${noslot:-none})" \
+	test "${noslot:-x}" = 0
 
 # ---- push: the interval's profile goes to the server's /ingest ----
 python3 "$AG/receiver.py" --dir "$TMP/rx" --port-file "$TMP/rx.port" >/dev/null 2>&1 &
