@@ -195,7 +195,14 @@ check "a region slower than its threshold is logged as 'NAME took ...ms, allocat
 # ---- signals: SIGTERM still writes; a program's own SIGPROF ----
 LD_PRELOAD=$LIB PLATEAU_OUTPUT=$TMP/term.pb.gz "$TMP/plain" cpu 1 20000 &
 pid=$!
-sleep 1
+# Until it has burnt 0.7 s of CPU (utime + stime, in clock ticks), not a
+# fixed sleep: on a loaded machine a second of wall time is less CPU.
+hz=$(getconf CLK_TCK)
+for _ in $(seq 600); do
+	t=$(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null) || break
+	[ "${t:-0}" -ge $((hz * 7 / 10)) ] && break
+	sleep 0.05
+done
 kill -TERM $pid
 wait $pid
 rc=$?
