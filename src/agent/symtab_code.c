@@ -21,12 +21,6 @@
 
 /* ---- PLT stubs ---- */
 
-/* A relocation with a symbol: the GOT slot it fills, and the symbol's index. */
-struct slot {
-	uint64_t got;
-	uint32_t sym;
-};
-
 struct plt {
 	const struct elf *e;
 	Elf64_Sym *dynsym;
@@ -35,7 +29,7 @@ struct plt {
 	size_t dynstrsize;
 	Elf64_Rela *jmprel; /* .rela.plt */
 	size_t njmprel;
-	struct slot *slots; /* sorted by got */
+	struct symname_slot *slots; /* sorted by got */
 	size_t nslots;
 	char *names; /* "x@plt\0" strings to append to the table's */
 	size_t nnames, allocnames;
@@ -58,13 +52,6 @@ static void *read_named(const struct elf *e, const char *name, uint32_t type, si
 	return p;
 }
 
-static int slot_cmp(const void *a, const void *b)
-{
-	const struct slot *x = a, *y = b;
-
-	return x->got < y->got ? -1 : x->got > y->got;
-}
-
 /* Every relocation of .rela.plt and .rela.dyn that names a symbol, by GOT slot. */
 static int plt_slots(struct plt *p, const Elf64_Rela *dyn, size_t ndyn)
 {
@@ -79,11 +66,11 @@ static int plt_slots(struct plt *p, const Elf64_Rela *dyn, size_t ndyn)
 		const Elf64_Rela *r = i < p->njmprel ? &p->jmprel[i] : &dyn[i - p->njmprel];
 
 		if (ELF64_R_SYM(r->r_info))
-			p->slots[k++] =
-				(struct slot){r->r_offset, (uint32_t)ELF64_R_SYM(r->r_info)};
+			p->slots[k++] = (struct symname_slot){
+				.got = r->r_offset, .sym = (uint32_t)ELF64_R_SYM(r->r_info)};
 	}
 	p->nslots = k;
-	qsort(p->slots, k, sizeof(*p->slots), slot_cmp);
+	qsort(p->slots, k, sizeof(*p->slots), symname_slot_cmp);
 	return 0;
 }
 
@@ -100,17 +87,9 @@ static const char *dyn_name(const struct plt *p, uint64_t i)
 
 static const char *slot_name(const struct plt *p, uint64_t got)
 {
-	size_t lo = 0, hi = p->nslots;
+	const struct symname_slot *s = symname_slot_find(p->slots, p->nslots, got);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->slots[mid].got < got)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < p->nslots && p->slots[lo].got == got ? dyn_name(p, p->slots[lo].sym) : NULL;
+	return s ? dyn_name(p, s->sym) : NULL;
 }
 
 static const char *entry_target(const struct plt *p, const uint8_t *code, size_t len, uint64_t addr)
