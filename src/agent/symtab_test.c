@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "agent/symtab.h"
+#include "lib/plt_testutil.h"
 
 #define SYM_MAX 256
 
@@ -724,86 +725,29 @@ static void test_random_corruption(void **state)
 	unlink(c.path);
 }
 
-/* The executable PT_LOAD of FILE, by readelf: its file offset, vaddr and size. */
-static bool readelf_text(const char *file, uint64_t *off, uint64_t *vaddr, uint64_t *size)
+static void *plt_open(const char *path, uint64_t off, uint64_t vaddr, uint64_t size)
 {
-	char cmd[PATH_MAX + 64], line[512];
-	bool found = false;
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "readelf -lW '%s'", file);
-	p = popen(cmd, "r");
-	assert_non_null(p);
-	while (!found && fgets(line, sizeof(line), p)) {
-		unsigned long o, v, sz;
-
-		found = strstr(line, " R E ") &&
-			sscanf(line, " LOAD %lx %lx %*x %lx", &o, &v, &sz) == 3;
-		if (found)
-			*off = o, *vaddr = v, *size = sz;
-	}
-	pclose(p);
-	return found;
+	return agent_symtab_new_file(path, vaddr, vaddr + size, off);
 }
 
-/*
- * Each PLT stub objdump names "x@plt" (it reads the relocations too) is
- * named so by the symtab, in a lazy .plt with .plt.got, in an IBT build
- * (.plt.sec, 16-byte .plt.got) and in a non-PIE program; the PLT header is
- * "[plt]".  Fixtures are compiled here.
- */
+static const char *plt_name(void *h, uint64_t addr)
+{
+	const char *name;
+
+	assert_true(agent_symtab_lookup(h, addr, &name, NULL) >= 0);
+	return name;
+}
+
+static void plt_close(void *h)
+{
+	agent_symtab_free(h);
+}
+
+/* Each PLT stub is named as objdump names it; the lazy PLT's header is "[plt]". */
 static void test_plt_stubs(void **state)
 {
-	static const char *const flags[] = {"", "-fcf-protection=full -Wl,-z,ibtplt", "-no-pie"};
-	static const char src[] = "#include <stdio.h>\n#include <string.h>\n#include <stdlib.h>\n"
-				  "int main(int c, char **v) { printf(\"%zu\", strlen(v[0]));"
-				  " return atoi(c > 1 ? v[1] : \"0\"); }\n";
-	char path[PATH_MAX], cmd[3 * PATH_MAX], line[512];
-	FILE *f;
-
 	(void)state;
-	snprintf(path, sizeof(path), "%s/plt.c", tmpdir);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(src, f);
-	fclose(f);
-	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
-		uint64_t off = 0, vaddr = 0, size = 0;
-		struct agent_symtab *st;
-		unsigned named = 0, header = 0;
-		FILE *p;
-
-		snprintf(path, sizeof(path), "%s/plt%zu", tmpdir, i);
-		snprintf(cmd, sizeof(cmd), "cc -O2 %s -o '%s' '%s/plt.c'", flags[i], path, tmpdir);
-		assert_int_equal(system(cmd), 0);
-		assert_true(readelf_text(path, &off, &vaddr, &size));
-		st = agent_symtab_new_file(path, vaddr, vaddr + size, off);
-		assert_non_null(st);
-		snprintf(cmd, sizeof(cmd), "objdump -d -j .plt -j .plt.sec -j .plt.got '%s'", path);
-		p = popen(cmd, "r");
-		assert_non_null(p);
-		while (fgets(line, sizeof(line), p)) {
-			char label[SYM_MAX];
-			unsigned long a;
-			const char *name;
-
-			if (sscanf(line, "%lx <%255[^>]>:", &a, label) != 2)
-				continue;
-			assert_true(agent_symtab_lookup(st, a + 4, &name, NULL) >= 0);
-			if (strstr(label, "@plt-0x")) { /* the lazy PLT's header */
-				assert_string_equal(name, "[plt]");
-				header++;
-			} else if (strstr(label, "@plt")) {
-				assert_string_equal(name, label);
-				named++;
-			}
-		}
-		pclose(p);
-		/* strlen, printf, atoi's strtol (and a PIE's __cxa_finalize in .plt.got) */
-		assert_true(named >= (i == 2 ? 3u : 4u));
-		assert_int_equal(header, i == 1 ? 0 : 1);
-		agent_symtab_free(st);
-	}
+	testutil_plt_stubs(tmpdir, &(struct testutil_plt_ops){plt_open, plt_name, plt_close});
 }
 
 int main(void)

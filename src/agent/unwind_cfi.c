@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "agent/unwind_rows.h"
+#include "lib/ehframe_hdr.h"
 #include "util/banned.h"
 
 /* ---- x86_64 DWARF: the rest relies only on these and unwind_rows.h's ---- */
@@ -91,22 +92,6 @@ static int64_t rd_sleb(struct cur *c)
 	return (int64_t)v;
 }
 
-enum {
-	PE_ABSPTR = 0x00,
-	PE_ULEB = 0x01,
-	PE_UDATA2 = 0x02,
-	PE_UDATA4 = 0x03,
-	PE_UDATA8 = 0x04,
-	PE_SLEB = 0x09,
-	PE_SDATA2 = 0x0a,
-	PE_SDATA4 = 0x0b,
-	PE_SDATA8 = 0x0c,
-	PE_PCREL = 0x10,
-	PE_DATAREL = 0x30,
-	PE_INDIRECT = 0x80,
-	PE_OMIT = 0xff,
-};
-
 /*
  * A pointer in encoding ENC; DATAREL is the base of datarel values (0: none).
  * An indirect pointer is returned as the address of the pointer.
@@ -118,20 +103,20 @@ static bool rd_ptr(struct cur *c, uint8_t enc, uintptr_t datarel, uintptr_t *out
 	uint32_t u4 = 0;
 
 	switch (enc & 0x0f) {
-	case PE_ABSPTR:
-	case PE_UDATA8:
-	case PE_SDATA8: cur_take(c, 8, &v); break;
-	case PE_ULEB: v = (uintptr_t)rd_uleb(c); break;
-	case PE_SLEB: v = (uintptr_t)rd_sleb(c); break;
-	case PE_UDATA2: cur_take(c, 2, &u2), v = u2; break;
-	case PE_SDATA2: cur_take(c, 2, &u2), v = (uintptr_t)(int16_t)u2; break;
-	case PE_UDATA4: cur_take(c, 4, &u4), v = u4; break;
-	case PE_SDATA4: cur_take(c, 4, &u4), v = (uintptr_t)(int32_t)u4; break;
+	case EH_PE_ABSPTR:
+	case EH_PE_UDATA8:
+	case EH_PE_SDATA8: cur_take(c, 8, &v); break;
+	case EH_PE_ULEB: v = (uintptr_t)rd_uleb(c); break;
+	case EH_PE_SLEB: v = (uintptr_t)rd_sleb(c); break;
+	case EH_PE_UDATA2: cur_take(c, 2, &u2), v = u2; break;
+	case EH_PE_SDATA2: cur_take(c, 2, &u2), v = (uintptr_t)(int16_t)u2; break;
+	case EH_PE_UDATA4: cur_take(c, 4, &u4), v = u4; break;
+	case EH_PE_SDATA4: cur_take(c, 4, &u4), v = (uintptr_t)(int32_t)u4; break;
 	default: return false;
 	}
-	if ((enc & 0x70) == PE_PCREL)
+	if ((enc & 0x70) == EH_PE_PCREL)
 		v += at;
-	else if ((enc & 0x70) == PE_DATAREL && datarel)
+	else if ((enc & 0x70) == EH_PE_DATAREL && datarel)
 		v += datarel;
 	else if ((enc & 0x70) != 0)
 		return false;
@@ -484,7 +469,7 @@ static bool cie_aug(struct cie *cie, struct cur *c, const char *aug)
 		switch (*aug) {
 		case 'R':
 			cie->fde_enc = rd_u8(c);
-			if (cie->fde_enc & PE_INDIRECT)
+			if (cie->fde_enc & EH_PE_INDIRECT)
 				return false;
 			break;
 		case 'P':
@@ -626,7 +611,7 @@ static bool parse_hdr(struct build *b, const struct dl_phdr_info *info, uintptr_
 		return false;
 	if (!uw_load_bounds(info, eh_frame, &b->seg_lo, &b->seg_hi))
 		return false;
-	if (count_enc != PE_OMIT && table_enc == (PE_DATAREL | PE_SDATA4) &&
+	if (count_enc != EH_PE_OMIT && table_enc == EHFRAME_TABLE_ENC &&
 	    rd_ptr(&c, count_enc, hdr, &count) && count <= (c.end - c.p) / sizeof(e)) {
 		for (i = 0; i < count && !b->nomem && cur_take(&c, sizeof(e), e); i++)
 			fde_parse(b, hdr + (uintptr_t)(intptr_t)e[1]);

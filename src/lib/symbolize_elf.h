@@ -9,6 +9,7 @@
 
 #include "util/arena.h"
 #include "util/strtab.h"
+#include "lib/ehframe_hdr.h"
 #include "lib/symbolize.h"
 
 struct sym_sym {
@@ -18,21 +19,10 @@ struct sym_sym {
 	unsigned rank;	     /* binding preference among aliases, lower wins */
 };
 
-/*
- * The binary-search table of .eh_frame_hdr and the .eh_frame it points
- * into, borrowed from sym_dso.elf (symbolize_ehframe.c).  nr == 0: none.
- */
+/* The .eh_frame_hdr table and .eh_frame of sym_dso.elf (symbolize_ehframe.c). */
 struct sym_ehframe {
-	const unsigned char *table; /* nr pairs (start, FDE) of sdata4, relative to hdr_addr */
-	size_t nr;
-	uint64_t hdr_addr;
-	const unsigned char *frame; /* .eh_frame's bytes */
-	size_t frame_size;
-	uint64_t frame_addr;
-	uint64_t addr_mask; /* addresses wrap at the ELF class's width */
-	unsigned addr_size; /* bytes of a DW_EH_PE_absptr value */
-	bool msb;	    /* big-endian file */
-	bool tried;	    /* loaded (or found unusable) */
+	struct ehframe t; /* borrowed from sym_dso.elf; t.nr == 0: none */
+	bool tried;	  /* loaded (or found unusable) */
 };
 
 struct sym_dso {

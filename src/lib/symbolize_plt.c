@@ -20,18 +20,12 @@
 #define PLT_STUB     254 /* a stub loses to a real symbol at its address */
 #define MAX_PLT_ENTS (1u << 20)
 
-/* One relocation with a symbol: the GOT slot it fills. */
-struct plt_slot {
-	uint64_t got;
-	const char *name; /* borrowed from the ELF string table */
-};
-
 struct plt_ctx {
 	struct sym_dso *d;
 	size_t *alloc;
 	Elf_Data *jmprel; /* .rela.plt */
 	GElf_Shdr jmprel_sh;
-	struct plt_slot *slots; /* sorted by got */
+	struct symname_slot *slots; /* sorted by got */
 	size_t nr_slots;
 };
 
@@ -72,7 +66,7 @@ static void slots_add(struct plt_ctx *c, const char *section, size_t *alloc)
 		if (!name || !gelf_getrela(rel, (int)i, &r))
 			continue;
 		ALLOC_GROW(c->slots, c->nr_slots + 1, *alloc);
-		c->slots[c->nr_slots++] = (struct plt_slot){r.r_offset, name};
+		c->slots[c->nr_slots++] = (struct symname_slot){.got = r.r_offset, .name = name};
 	}
 	if (!strcmp(section, ".rela.plt") && rel) {
 		c->jmprel = rel;
@@ -80,26 +74,11 @@ static void slots_add(struct plt_ctx *c, const char *section, size_t *alloc)
 	}
 }
 
-static int slot_cmp(const void *a, const void *b)
-{
-	const struct plt_slot *x = a, *y = b;
-
-	return x->got < y->got ? -1 : x->got > y->got;
-}
-
 static const char *slot_name(const struct plt_ctx *c, uint64_t got)
 {
-	size_t lo = 0, hi = c->nr_slots;
+	const struct symname_slot *s = symname_slot_find(c->slots, c->nr_slots, got);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (c->slots[mid].got < got)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < c->nr_slots && c->slots[lo].got == got ? c->slots[lo].name : NULL;
+	return s ? s->name : NULL;
 }
 
 static void sym_add(struct plt_ctx *c, uint64_t start, uint64_t end, const char *name,
@@ -164,7 +143,7 @@ void sym_plt_read(struct sym_dso *d, size_t *alloc)
 	slots_add(&c, ".rela.plt", &slots_alloc);
 	slots_add(&c, ".rela.dyn", &slots_alloc);
 	if (c.nr_slots)
-		qsort(c.slots, c.nr_slots, sizeof(*c.slots), slot_cmp);
+		qsort(c.slots, c.nr_slots, sizeof(*c.slots), symname_slot_cmp);
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
 		section_stubs(&c, names[i]);
 	free(c.slots);

@@ -16,6 +16,7 @@
 #include "util/common.h"
 #include "util/strbuf.h"
 #include "lib/symbolize.h"
+#include "lib/plt_testutil.h"
 
 static const char fixture_src[] =
 	"#include <stdio.h>\n"
@@ -1034,28 +1035,39 @@ static void test_bad_input(void **state)
 	assert_string_equal(sym_reason_str((enum sym_reason)99), "unknown");
 }
 
-/* The executable PT_LOAD of FILE, by readelf: its file offset, vaddr and size. */
-static bool readelf_text(const char *file, uint64_t *off, uint64_t *vaddr, uint64_t *size)
+/* A symbolizer with one module: the file under test. */
+struct plt_handle {
+	struct symbolizer *s;
+	struct sym_module *m;
+};
+
+static void *plt_open(const char *path, uint64_t off, uint64_t vaddr, uint64_t size)
 {
-	struct strbuf cmd = STRBUF_INIT;
-	char line[512];
-	bool found = false;
-	FILE *p;
+	struct plt_handle *h = malloc(sizeof(*h));
 
-	strbuf_addf(&cmd, "readelf -lW '%s'", file);
-	p = popen(cmd.buf, "r");
-	strbuf_release(&cmd);
-	assert_non_null(p);
-	while (!found && fgets(line, sizeof(line), p)) {
-		unsigned long o, v, sz;
+	assert_non_null(h);
+	h->s = symbolizer_new();
+	/* Mapped where the file says: runtime addresses are ELF vaddrs. */
+	h->m = symbolizer_module(h->s, path, vaddr, vaddr + size, off, NULL);
+	return h;
+}
 
-		found = strstr(line, " R E ") &&
-			sscanf(line, " LOAD %lx %lx %*x %lx", &o, &v, &sz) == 3;
-		if (found)
-			*off = o, *vaddr = v, *size = sz;
-	}
-	pclose(p);
-	return found;
+static const char *plt_name(void *v, uint64_t addr)
+{
+	struct plt_handle *h = v;
+	struct error err = ERROR_INIT;
+	struct sym_frame fr[2];
+
+	assert_int_equal(symbolizer_lookup(h->s, h->m, addr, fr, 2, &err), 1);
+	return fr[0].function;
+}
+
+static void plt_close(void *v)
+{
+	struct plt_handle *h = v;
+
+	symbolizer_free(h->s);
+	free(h);
 }
 
 /*
@@ -1065,59 +1077,8 @@ static bool readelf_text(const char *file, uint64_t *off, uint64_t *vaddr, uint6
  */
 static void test_plt_stubs(void **state)
 {
-	static const char *const flags[] = {"", "-fcf-protection=full -Wl,-z,ibtplt", "-no-pie"};
-	static const char src[] = "#include <stdio.h>\n#include <string.h>\n#include <stdlib.h>\n"
-				  "int main(int c, char **v) { printf(\"%zu\", strlen(v[0]));"
-				  " return atoi(c > 1 ? v[1] : \"0\"); }\n";
-	struct error err = ERROR_INIT;
-	char path[4200], line[512];
-	FILE *f;
-
 	(void)state;
-	snprintf(path, sizeof(path), "%s/plt.c", tmpdir);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(src, f);
-	fclose(f);
-	for (size_t i = 0; i < ARRAY_SIZE(flags); i++) {
-		struct symbolizer *s = symbolizer_new();
-		uint64_t off = 0, vaddr = 0, size = 0;
-		unsigned named = 0, header = 0;
-		struct strbuf cmd = STRBUF_INIT;
-		struct sym_module *m;
-		FILE *p;
-
-		snprintf(path, sizeof(path), "%s/plt%zu", tmpdir, i);
-		assert_int_equal(run("cc -O2 %s -o '%s' '%s/plt.c'", flags[i], path, tmpdir), 0);
-		assert_true(readelf_text(path, &off, &vaddr, &size));
-		/* Mapped where the file says: runtime addresses are ELF vaddrs. */
-		m = symbolizer_module(s, path, vaddr, vaddr + size, off, NULL);
-		strbuf_addf(&cmd, "objdump -d -j .plt -j .plt.sec -j .plt.got '%s'", path);
-		p = popen(cmd.buf, "r");
-		strbuf_release(&cmd);
-		assert_non_null(p);
-		while (fgets(line, sizeof(line), p)) {
-			char label[256];
-			unsigned long a;
-			struct sym_frame fr[2];
-
-			if (sscanf(line, "%lx <%255[^>]>:", &a, label) != 2)
-				continue;
-			assert_int_equal(symbolizer_lookup(s, m, a + 4, fr, 2, &err), 1);
-			if (strstr(label, "@plt-0x")) {
-				assert_string_equal(fr[0].function, "[plt]");
-				header++;
-			} else if (strstr(label, "@plt")) {
-				assert_string_equal(fr[0].function, label);
-				named++;
-			}
-		}
-		pclose(p);
-		/* strlen, printf, atoi's strtol (and a PIE's __cxa_finalize in .plt.got) */
-		assert_true(named >= (i == 2 ? 3u : 4u));
-		assert_int_equal(header, i == 1 ? 0 : 1);
-		symbolizer_free(s);
-	}
+	testutil_plt_stubs(tmpdir, &(struct testutil_plt_ops){plt_open, plt_name, plt_close});
 }
 
 int main(void)

@@ -78,4 +78,43 @@ static inline enum symname_plt_kind symname_plt_stub(const uint8_t *code, size_t
 	return SYMNAME_PLT_NONE;
 }
 
+/*
+ * A relocation that names a symbol, by the GOT slot it fills: what a PLT
+ * stub that jumps through that slot (SYMNAME_PLT_GOT) is named after.  The
+ * agent keeps the dynamic symbol's index, `plateau record` its name
+ * (borrowed from the ELF string table).
+ */
+struct symname_slot {
+	uint64_t got; /* ELF vaddr of the slot */
+	union {
+		uint32_t sym;	  /* src/agent/symtab_code.c */
+		const char *name; /* src/lib/symbolize_plt.c */
+	};
+};
+
+/* qsort() order of struct symname_slot: by got. */
+static inline int symname_slot_cmp(const void *a, const void *b)
+{
+	const struct symname_slot *x = a, *y = b;
+
+	return x->got < y->got ? -1 : x->got > y->got;
+}
+
+/* The first of V[0..N) (sorted by got) whose slot is GOT, or NULL. */
+static inline const struct symname_slot *symname_slot_find(const struct symname_slot *v, size_t n,
+							   uint64_t got)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].got < got)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo].got == got ? &v[lo] : NULL;
+}
+
 #endif

@@ -11,8 +11,6 @@
 : "${BUILD:?set BUILD to the build directory}"
 LIB=$BUILD/libplateau.so
 AG=$TOP/tests/agent
-PIDS=()
-trap 'for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done; rm -rf "$TMP"' EXIT
 cd "$TMP" || exit 1
 unset PLATEAU_MODES PLATEAU_HZ PLATEAU_OUTPUT PLATEAU_SERVER PLATEAU_TAGS PLATEAU_APP \
 	PLATEAU_OUTPUT_OWNER PLATEAU_TOKEN PLATEAU_TENANT PLATEAU_UPLOAD_INTERVAL
@@ -30,15 +28,8 @@ token = write:$W
 token = read:$R
 EOF
 
-"$PLATEAU" serve --listen 127.0.0.1:0 --data "$TMP/data" --config "$TMP/serve.conf" 2>"$TMP/serve.log" &
-PIDS+=($!)
-URL=
-for _ in $(seq 1 100); do
-	URL=$(sed -n 's/^plateau serve: listening on \(http:[^,]*\),.*/\1/p' "$TMP/serve.log")
-	[ -n "$URL" ] && break
-	sleep 0.1
-done
-[ -n "$URL" ] || { echo "Bail out! plateau serve did not start"; cat "$TMP/serve.log"; exit 1; }
+serve_start serve --data "$TMP/data" --config "$TMP/serve.conf" ||
+	{ echo "Bail out! plateau serve did not start"; exit 1; }
 HOSTPORT=${URL#http://}
 
 # metric NAME{LABELS}: its value on /metrics (0 when absent).
@@ -111,7 +102,7 @@ agent tenant PLATEAU_SERVER="$URL" PLATEAU_TOKEN="$W" PLATEAU_TENANT=team-a
 a7=$(accepted)
 check "agent, PLATEAU_TENANT: plateau serve accepts the pushes ($((a7 - a6)))" test "$((a7 - a6))" -ge 1
 python3 "$AG/receiver.py" --dir "$TMP/rx" --port-file "$TMP/rx.port" >/dev/null 2>&1 &
-PIDS+=($!)
+BG_PIDS+=($!)
 for _ in $(seq 50); do [ -s "$TMP/rx.port" ] && break; sleep 0.1; done
 RX=http://127.0.0.1:$(cat "$TMP/rx.port")
 agent rxtenant PLATEAU_SERVER="$RX" PLATEAU_TOKEN="$W" PLATEAU_TENANT=team-a
@@ -220,5 +211,5 @@ check "serve: Basic with the write token as password does not read" test "$(code
 check "serve: the token as the user name does not count" test "$(code -u "$R:x" "$URL/api/v1/labels")" = 401
 curl -s -D "$TMP/h401" -o /dev/null "$URL/api/v1/labels"
 check_grep "serve: a 401 offers Bearer and Basic" '^WWW-Authenticate: Bearer, Basic realm="plateau"' "$TMP/h401"
-for p in "${PIDS[@]}"; do kill "$p" && wait "$p"; done 2>/dev/null
+for p in "${BG_PIDS[@]}"; do kill "$p" && wait "$p"; done 2>/dev/null
 done_testing

@@ -9,8 +9,6 @@
 . "$(dirname "$0")/lib.sh"
 
 NODE_DIR=$TOP/tests/clients/node
-PIDS=()
-trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; rm -rf "$TMP"' EXIT
 
 if ! command -v node >/dev/null 2>&1 || ! [ -f "$NODE_DIR/node_modules/@pyroscope/nodejs/package.json" ]; then
 	not_ok "node and @pyroscope/nodejs are installed (run scripts/deps.sh)"
@@ -19,21 +17,6 @@ if ! command -v node >/dev/null 2>&1 || ! [ -f "$NODE_DIR/node_modules/@pyroscop
 fi
 SDK_VERSION=$(node -p "require('$NODE_DIR/node_modules/@pyroscope/nodejs/package.json').version")
 echo "# @pyroscope/nodejs $SDK_VERSION, node $(node --version)"
-
-# start NAME ARGS...: plateau serve in the background; sets URL.
-start() {
-	local name=$1 i
-	shift
-	"$PLATEAU" serve --listen 127.0.0.1:0 "$@" 2>"$TMP/$name.log" &
-	PIDS+=("$!")
-	URL=
-	for i in $(seq 1 100); do
-		URL=$(sed -n 's/^plateau serve: listening on \(http:[^,]*\),.*/\1/p' "$TMP/$name.log")
-		[ -n "$URL" ] && break
-		sleep 0.1
-	done
-	[ -n "$URL" ] || { echo "# server $name did not start:"; sed 's/^/# /' "$TMP/$name.log"; }
-}
 
 # get DESC PATH OUT: GET PATH into OUT, passing when the status is 200.
 get() {
@@ -51,7 +34,7 @@ metric() {
 	awk -v n="$1" '$1 == n { print $2; found = 1 } END { if (!found) print -1 }' "$TMP/metrics"
 }
 
-start main --data "$TMP/data"
+serve_start main --data "$TMP/data"
 
 # ---- the SDK pushes: wall (with CPU time) and heap, every second, 3 wall rounds ----
 # push.js prints "push N: STATUS POST URL" for each request the SDK sends.

@@ -7,8 +7,6 @@
 # U+10FFFF) and control characters.  Each byte that is not UTF-8 must come
 # back as U+FFFD; valid multi-byte names unchanged.
 . "$(dirname "$0")/lib.sh"
-PIDS=()
-trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; rm -rf "$TMP"' EXIT
 
 # json_ok FILE [WANT...]: strict UTF-8, then JSON; each WANT is a string
 # that must appear among the decoded strings of the document.
@@ -74,15 +72,7 @@ for kind in folded pb.gz; do
 done
 
 # The server: push the names, read them back as JSON from every endpoint.
-"$PLATEAU" serve --listen 127.0.0.1:0 --data "$TMP/data" 2>"$TMP/serve.log" &
-PIDS+=($!)
-URL=
-for _ in $(seq 1 100); do
-	URL=$(sed -n 's/^plateau serve: listening on \(http:[^,]*\),.*/\1/p' "$TMP/serve.log")
-	[ -n "$URL" ] && break
-	sleep 0.1
-done
-[ -n "$URL" ] || { not_ok "plateau serve starts"; sed 's/^/# /' "$TMP/serve.log"; done_testing; exit 0; }
+serve_start serve --data "$TMP/data" || { not_ok "plateau serve starts"; done_testing; exit 0; }
 NOW=$(date +%s)
 get() { curl -s -o "$TMP/$1" -w '%{http_code}' "$URL$2"; }
 push() { # BODY NAME FROM UNTIL FORMAT: the HTTP status of a POST /ingest

@@ -5,7 +5,18 @@ set -u
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 FIX=$TOP/tests/fixtures
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/plateau-test.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
+# Background processes (serve_start's servers, a suite's own) are killed
+# at exit; $TMP is removed unless KEEP_TMP is set.
+BG_PIDS=()
+_lib_exit() {
+	local p
+	for p in "${BG_PIDS[@]}"; do
+		kill -9 "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	[ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"
+}
+trap _lib_exit EXIT
 export LC_ALL=C
 _n=0
 
@@ -52,3 +63,32 @@ check_grep() {
 }
 
 done_testing() { echo "1..$_n"; }
+
+# serve_start NAME ARGS...: plateau serve ARGS in the background on
+# 127.0.0.1, on a port the kernel picks, its stderr in $TMP/NAME.log.
+# Waits up to 10 s for it to listen; sets URL (http://127.0.0.1:PORT) and
+# SERVE_PID, which the EXIT trap kills.  When it does not start: URL is
+# empty, its log is shown as TAP comments and the status is 1.
+serve_start() {
+	local name=$1 i
+	shift
+	: >"$TMP/$name.log"
+	"$PLATEAU" serve --listen 127.0.0.1:0 "$@" 2>"$TMP/$name.log" &
+	SERVE_PID=$!
+	BG_PIDS+=("$SERVE_PID")
+	URL=
+	for i in $(seq 1 100); do
+		URL=$(sed -n 's/^plateau serve: listening on \(http:[^,]*\),.*/\1/p' "$TMP/$name.log")
+		[ -n "$URL" ] && return 0
+		sleep 0.1
+	done
+	echo "# server $name did not start:"
+	sed 's/^/# /' "$TMP/$name.log"
+	return 1
+}
+
+# serve_stop [PID]: stop a server (default: the last started) and wait for it.
+serve_stop() {
+	kill "${1:-$SERVE_PID}" 2>/dev/null
+	wait "${1:-$SERVE_PID}" 2>/dev/null
+}

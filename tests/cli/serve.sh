@@ -7,27 +7,6 @@
 
 GO_CPU=$FIX/pprof/go_cpu.pb.gz
 GO_HEAP=$FIX/pprof/go_heap.pb.gz
-PIDS=()
-trap 'for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done; [ -n "${KEEP_TMP:-}" ] || rm -rf "$TMP"' EXIT
-
-# start NAME ARGS...: run plateau serve in the background; sets URL and PID.
-start() {
-	local name=$1 i
-	shift
-	: >"$TMP/$name.log"
-	"$PLATEAU" serve --listen 127.0.0.1:0 "$@" 2>"$TMP/$name.log" &
-	PID=$!
-	PIDS+=("$PID")
-	URL=
-	for i in $(seq 1 100); do
-		URL=$(sed -n 's/^plateau serve: listening on \(http:[^,]*\),.*/\1/p' "$TMP/$name.log")
-		[ -n "$URL" ] && break
-		sleep 0.1
-	done
-	[ -n "$URL" ] || { echo "# server $name did not start:"; sed 's/^/# /' "$TMP/$name.log"; }
-}
-
-stop() { kill "$1" 2>/dev/null; wait "$1" 2>/dev/null; }
 
 # http METHOD PATH [curl args...]: body to $TMP/body, status on stdout.
 http() {
@@ -52,7 +31,7 @@ check_http() {
 norm() { sort "$1" >"$1.sorted"; }
 
 NOW=$(date +%s)
-start main --data "$TMP/data"
+serve_start main --data "$TMP/data"
 check_http "healthz answers" 200 GET /healthz
 check_grep "... with ok" '^ok$' "$TMP/body"
 
@@ -223,7 +202,7 @@ check_http "GET on a push endpoint: 404" 404 GET /ingest
 check_http "until before from: 400" 400 POST "/api/v1/profiles?app=x&from=$NOW&until=$((NOW - 10))" \
 	--data-binary @"$GO_CPU"
 check "a bad push leaves the server serving" test "$(http GET /healthz)" = 200
-stop "$PID"
+serve_stop
 
 # ---- caps: body size, gzip bomb, labels, concurrency; tokens ----
 cat >"$TMP/serve.conf" <<EOF
@@ -234,7 +213,7 @@ series-budget = 3
 token = write:pushsecret123
 token = read:readsecret123
 EOF
-start caps --data "$TMP/caps" --config "$TMP/serve.conf"
+serve_start caps --data "$TMP/caps" --config "$TMP/serve.conf"
 head -c 100000 /dev/zero >"$TMP/big.bin"
 check_http "a body over max-body: 413" 413 POST '/api/v1/profiles?app=x' \
 	-H 'Authorization: Bearer pushsecret123' --data-binary @"$TMP/big.bin"
@@ -270,7 +249,7 @@ check_grep "... the auth refusals" '^plateau_pushes_rejected_total\{reason="auth
 check_grep "... the series" '^plateau_series 3$' "$TMP/body"
 check_grep "... the store size" '^plateau_store_bytes [1-9]' "$TMP/body"
 check_grep "... query latency" '^plateau_query_duration_seconds_count [0-9]+$' "$TMP/body"
-stop "$PID"
+serve_stop
 "$PLATEAU" serve --data "$TMP/caps" --check-labels >"$TMP/check.txt"
 check_grep "--check-labels: the series count" '^3 series' "$TMP/check.txt"
 check_grep "... values and series per label" '^tenant	3	3$' "$TMP/check.txt"
@@ -279,7 +258,7 @@ check_status "a bad config file: exit 1" 1 "$PLATEAU" serve --config "$TMP/bad.c
 check_grep "... naming the file and line" 'bad.conf:1: token scope' "$TMP/status.err"
 
 # ---- durability: kill -9 during a push stream ----
-start crash --data "$TMP/crash"
+serve_start crash --data "$TMP/crash"
 : >"$TMP/acked"
 (
 	for i in $(seq 1 400); do
@@ -290,31 +269,31 @@ start crash --data "$TMP/crash"
 ) &
 STREAM=$!
 sleep 1.5
-kill -9 "$PID"
+kill -9 "$SERVE_PID"
 wait "$STREAM" 2>/dev/null
 ACKED=$(wc -l <"$TMP/acked")
-start crash2 --data "$TMP/crash"
+serve_start crash2 --data "$TMP/crash"
 MISSING=0
 while read -r i; do
 	n=$(curl -s "$URL/api/v1/timeline?query=crash.cpu%7Bn%3D%22n$((i % 5))%22%7D&from=$((NOW - 5000 + i * 10))&until=$((NOW - 4990 + i * 10))&step=10s")
 	case $n in *'"values":[40]'*) ;; *) MISSING=$((MISSING + 1)) ;; esac
 done <"$TMP/acked"
 check "kill -9 mid-stream: every acknowledged push ($ACKED) is there after a restart" test "$ACKED" -gt 0 -a "$MISSING" -eq 0
-stop "$PID"
+serve_stop
 
 # ---- retention: oldest first ----
-start old --data "$TMP/old"
+serve_start old --data "$TMP/old"
 check_http "a push 40 days old" 200 POST "/ingest?name=old.cpu&from=$((NOW - 40 * 86400))&until=$((NOW - 40 * 86400 + 10))" \
 	--data-binary @"$TMP/a.folded"
 check_http "and a recent one" 200 POST "/ingest?name=old.cpu&from=$((NOW - 100))&until=$((NOW - 90))" \
 	--data-binary @"$TMP/b.folded"
-stop "$PID"
-start old2 --data "$TMP/old" --retention 30d
+serve_stop
+serve_start old2 --data "$TMP/old" --retention 30d
 sleep 0.5
 check_http "after a restart with --retention 30d" 200 GET \
 	"/api/v1/timeline?query=old.cpu&from=$((NOW - 41 * 86400))&until=$NOW&step=1d"
 check_grep "... the old push is gone, the recent one kept" '"values":\[0(,0)*,12\]' "$TMP/body"
-stop "$PID"
+serve_stop
 check "no sanitizer report in any server log" sh -c "! grep -E 'AddressSanitizer|runtime error|LeakSanitizer' '$TMP'/*.log"
 
 done_testing
