@@ -1104,9 +1104,11 @@ struct timeline_ctx {
 static int add_total(const struct store_row *r, void *arg)
 {
 	struct timeline_ctx *tc = arg;
-	int64_t i = (r->t0 - tc->from) / tc->step;
+	/* Unsigned: t0 - from overflows int64 when they lie centuries apart. */
+	uint64_t i = r->t0 < tc->from ? UINT64_MAX
+				      : ((uint64_t)r->t0 - (uint64_t)tc->from) / (uint64_t)tc->step;
 
-	if (i >= 0 && (size_t)i < tc->n) {
+	if (i < tc->n) {
 		tc->values[i] += r->total;
 		if (tc->pushes)
 			tc->pushes[i] += r->samples;
@@ -1140,6 +1142,7 @@ int service_timeline(struct service *sv, const struct selector *sel, int64_t fro
 {
 	struct timeline_ctx tc = {.from = from, .step = step};
 	struct match m;
+	uint64_t span, steps;
 	int level, rc = 0;
 
 	*values = NULL;
@@ -1147,10 +1150,13 @@ int service_timeline(struct service *sv, const struct selector *sel, int64_t fro
 	if (step <= 0 || until <= from)
 		return error_set(err, ERR_USAGE,
 				 "timeline: the step and the window must be positive");
-	if ((until - from) / step >= SERVICE_TIMELINE_MAX)
+	/* until - from fits in uint64 (it is positive); + step - 1 may not. */
+	span = (uint64_t)until - (uint64_t)from;
+	steps = span / (uint64_t)step + (span % (uint64_t)step != 0);
+	if (steps > SERVICE_TIMELINE_MAX)
 		return error_set(err, ERR_LIMIT, "timeline: more than %d steps",
 				 SERVICE_TIMELINE_MAX);
-	tc.n = (size_t)((until - from + step - 1) / step);
+	tc.n = (size_t)steps;
 	tc.values = xcalloc(tc.n, sizeof(*tc.values));
 	level = timeline_level(from, step);
 	select_series(sv, sel, &m, NULL, NULL);

@@ -457,6 +457,23 @@ static void test_gauge_average(void **state)
 	assert_int_equal(n, 1);
 	assert_int_equal(values[0], 250);
 	free(values);
+	/* Centuries apart (from=0&until=2^63-1, and from 1677 to 2262) in
+	 * years: no overflow, the pushes in their year's step (the first
+	 * GET crashed the server: (until - from + step - 1) overflowed). */
+	assert_int_equal(
+		service_timeline(f->sv, sel, 0, INT64_MAX, 365 * 24 * HOUR, &values, &n, &err), 0);
+	assert_int_equal(n, (size_t)(INT64_MAX / (365 * 24 * HOUR)) + 1);
+	assert_int_equal(values[T0 / (365 * 24 * HOUR)], 250);
+	free(values);
+	assert_int_equal(service_timeline(f->sv, sel, INT64_MIN + 1, INT64_MAX, 365 * 24 * HOUR,
+					  &values, &n, &err),
+			 0);
+	assert_int_equal(values[((uint64_t)T0 - (uint64_t)(INT64_MIN + 1)) / (365 * 24 * HOUR)],
+			 250);
+	free(values);
+	/* A step of 1 ns over that range: refused, not allocated. */
+	assert_int_equal(service_timeline(f->sv, sel, 0, INT64_MAX, 1, &values, &n, &err),
+			 ERR_LIMIT);
 	selector_free(sel);
 }
 
