@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* deadlines (sockets cut once late) and workpool (every queued work runs). */
 #include <poll.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -96,11 +97,55 @@ static void test_workpool_runs_everything_queued(void **state)
 	workpool_free(p);
 }
 
+struct self_work {
+	struct work w;
+	pthread_t ran_on;
+	atomic_int done;
+};
+
+static void note_thread(struct work *w)
+{
+	struct self_work *sw = (struct self_work *)w;
+
+	sw->ran_on = pthread_self();
+	atomic_store(&sw->done, 1);
+}
+
+/* One request at a time runs on the thread that went idle last, not on each in turn. */
+static void test_workpool_reuses_last_idle_thread(void **state)
+{
+	struct error err = ERROR_INIT;
+	struct workpool *p;
+	struct self_work sw;
+	pthread_t seen[8];
+	size_t nseen = 0;
+
+	(void)state;
+	assert_int_equal(workpool_start(8, &p, &err), 0);
+	for (int round = 0; round < 40; round++) {
+		size_t i;
+
+		sw = (struct self_work){{note_thread, NULL}, 0, 0};
+		assert_int_equal(workpool_submit(p, &sw.w), 0);
+		while (!atomic_load(&sw.done))
+			usleep(100);
+		usleep(5000); /* the thread is back on the idle stack */
+		for (i = 0; i < nseen && !pthread_equal(seen[i], sw.ran_on); i++)
+			;
+		if (i == nseen && nseen < 8)
+			seen[nseen++] = sw.ran_on;
+	}
+	workpool_stop(p);
+	workpool_free(p);
+	assert_in_range(nseen, 1, 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_deadline_cuts_late_socket),
 		cmocka_unit_test(test_workpool_runs_everything_queued),
+		cmocka_unit_test(test_workpool_reuses_last_idle_thread),
 	};
 
 	return cmocka_run_group_tests_name("server_deadline", tests, NULL, NULL);
