@@ -53,6 +53,7 @@
 #define IDLE_TIMEOUT	 60u		    /* seconds a connection may stay silent */
 #define FD_RESERVE	 64		    /* descriptors kept for the store, logs, epoll */
 #define DEADLINE_PERIOD	 (NSEC / 4)	    /* how often late connections are looked for */
+#define LOG_PER_MINUTE	 20		    /* libmicrohttpd messages shown a minute */
 
 enum route {
 	R_HEALTH,
@@ -100,6 +101,9 @@ struct server {
 	uint64_t body_bytes;
 	uint64_t lat_count, lat_bucket[NLAT];
 	double lat_sum;
+	pthread_mutex_t log_mu; /* the log's rate */
+	int64_t log_minute;	/* start of the minute counted */
+	unsigned log_shown, log_dropped;
 };
 
 /*
@@ -1209,6 +1213,38 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
 	*socket_context = e;
 }
 
+/*
+ * libmicrohttpd's messages (one per connection a client drops or the cap
+ * refuses) at most LOG_PER_MINUTE a minute: a crowd of clients must not
+ * fill the log.
+ */
+static void on_log(void *cls, const char *fmt, va_list ap)
+{
+	struct server *s = cls;
+	int64_t now = clock_ns(CLOCK_MONOTONIC);
+	unsigned dropped = 0;
+	bool show;
+
+	pthread_mutex_lock(&s->log_mu);
+	if (now - s->log_minute >= 60 * NSEC) {
+		dropped = s->log_dropped;
+		s->log_minute = now;
+		s->log_shown = s->log_dropped = 0;
+	}
+	show = s->log_shown < LOG_PER_MINUTE;
+	s->log_shown += show;
+	s->log_dropped += !show;
+	pthread_mutex_unlock(&s->log_mu);
+	if (dropped)
+		fprintf(stderr,
+			"plateau serve: http: %u more messages in the last minute not shown\n",
+			dropped);
+	if (!show)
+		return;
+	fputs("plateau serve: http: ", stderr);
+	vfprintf(stderr, fmt, ap);
+}
+
 /* WANT connections, or fewer so that they fit the open-file limit (raised if it can be). */
 static unsigned fit_connections(unsigned want)
 {
@@ -1242,9 +1278,9 @@ static int server_listen(struct server *s, const struct sockaddr_in *addr, struc
 	s->cfg.max_connections = fit_connections(s->cfg.max_connections);
 	s->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
 					MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
-				s->cfg.port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, addr,
-				MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-				MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+				s->cfg.port, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER,
+				on_log, s, MHD_OPTION_SOCK_ADDR, addr, MHD_OPTION_NOTIFY_COMPLETED,
+				on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
 				MHD_OPTION_CONNECTION_LIMIT, s->cfg.max_connections,
 				MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->cfg.max_connections_per_ip,
 				MHD_OPTION_CONNECTION_TIMEOUT, IDLE_TIMEOUT, MHD_OPTION_END);
@@ -1262,6 +1298,11 @@ static void server_free(struct server *s)
 		MHD_stop_daemon(s->d);
 	deadlines_stop(s->dl);
 	workpool_free(s->pool);
+	if (s->log_dropped)
+		fprintf(stderr,
+			"plateau serve: http: %u more messages in the last minute not shown\n",
+			s->log_dropped);
+	pthread_mutex_destroy(&s->log_mu);
 	pthread_mutex_destroy(&s->mu);
 	free(s);
 }
@@ -1287,6 +1328,8 @@ int server_start(const struct server_config *cfg, struct service *sv, struct ser
 				 ? SIZE_MAX
 				 : cfg->max_body * MAX(cfg->max_concurrent, 1u);
 	pthread_mutex_init(&s->mu, NULL);
+	pthread_mutex_init(&s->log_mu, NULL);
+	s->log_minute = clock_ns(CLOCK_MONOTONIC);
 	if (server_listen(s, &addr, err) < 0) {
 		server_free(s);
 		return err->code;
