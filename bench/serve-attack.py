@@ -8,14 +8,16 @@ Probe latency of `plateau serve` under slow clients (issue 14 items 2, 3):
   trickle     M requests (default 40) with a valid token whose bodies
               arrive at one byte per second.
 
-While each attack holds its connections, a well-behaved client on the
-same address (127.0.0.1) sends /healthz, a query and a push in turn for
-SECONDS; the script prints, per probe, how many answered, their statuses,
-and the latency p50 and max.  Loopback only; every attacker is closed at
-the end.
+While each attack holds its connections, a well-behaved client on
+127.0.0.1 sends /healthz, a query and a push in turn for SECONDS; the
+script prints, per probe, how many answered, their statuses, the latency
+p50 and max, and the server's RSS.  The slowloris connections come from
+127.0.0.1 too, or spread over 127.0.0.2 .. 127.0.0.(SOURCES+1) with
+--sources (to stay under the per-address cap).  Loopback only; every
+attacker is closed at the end.
 
     bench/serve-attack.py [--plateau build/plateau] [--conns 300]
-                          [--trickle 40] [--seconds 6]
+                          [--sources 0] [--trickle 40] [--seconds 6]
 """
 import argparse
 import http.client
@@ -67,11 +69,13 @@ def request(port, method, path, body=None, headers=None, timeout=5.0):
 class Attack:
     """Sockets that each get one byte per second from one thread."""
 
-    def __init__(self, port, n, head, drip):
+    def __init__(self, port, n, head, drip, sources=0):
         self.socks, self.stop, self.drip = [], threading.Event(), drip
-        for _ in range(n):
+        for i in range(n):
+            src = ("127.0.0.%d" % (2 + i % sources), 0) if sources else None
             try:
-                s = socket.create_connection(("127.0.0.1", port), timeout=2)
+                s = socket.create_connection(("127.0.0.1", port), timeout=2,
+                                             source_address=src)
                 s.sendall(head)
                 self.socks.append(s)
             except OSError:
@@ -112,8 +116,15 @@ def probes(port, seconds, headers):
     return got
 
 
-def report(title, got):
-    print(title)
+def rss_mib(pid):
+    for line in open("/proc/%d/status" % pid):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0
+
+
+def report(title, got, pid):
+    print("%s (server RSS %.1f MiB)" % (title, rss_mib(pid)))
     for k, res in got.items():
         lat = sorted(t for _, t in res)
         statuses = {}
@@ -128,6 +139,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--plateau", default="build/plateau")
     ap.add_argument("--conns", type=int, default=300)
+    ap.add_argument("--sources", type=int, default=0)
     ap.add_argument("--trickle", type=int, default=40)
     ap.add_argument("--seconds", type=float, default=6)
     a = ap.parse_args()
@@ -137,21 +149,23 @@ def main():
         proc, port = start(a.plateau, tmp, "token = %s\n" % TOKEN)
         auth = {"Authorization": "Bearer " + TOKEN}
         request(port, "POST", "/ingest?name=bench.cpu", b"main;work 7\n", auth)
-        report("no attack", probes(port, min(a.seconds, 2), auth))
+        report("no attack", probes(port, min(a.seconds, 2), auth), proc.pid)
 
-        att = Attack(port, a.conns, b"GET /healthz HTTP/1.1\r\nHost: x\r\n", b"X")
+        att = Attack(port, a.conns, b"GET /healthz HTTP/1.1\r\nHost: x\r\n", b"X", a.sources)
         time.sleep(1.5)
-        report("slowloris: %d of %d connections open, one header byte/s each" %
-               (len(att.socks), a.conns), probes(port, a.seconds, auth))
+        report("slowloris: %d of %d connections open from %s, one header byte/s each" %
+               (len(att.socks), a.conns, "%d addresses" % a.sources if a.sources else "127.0.0.1"),
+               probes(port, a.seconds, auth), proc.pid)
         att.close()
 
-        head = ("POST /ingest?name=trickle.cpu HTTP/1.1\r\nHost: x\r\n"
-                "Authorization: Bearer %s\r\nContent-Length: 1000\r\n\r\n" % TOKEN).encode()
-        att = Attack(port, a.trickle, head, b"a")
-        time.sleep(1.5)
-        report("trickle: %d authorised pushes, body one byte/s each" % len(att.socks),
-               probes(port, a.seconds, auth))
-        att.close()
+        if a.trickle:
+            head = ("POST /ingest?name=trickle.cpu HTTP/1.1\r\nHost: x\r\n"
+                    "Authorization: Bearer %s\r\nContent-Length: 1000\r\n\r\n" % TOKEN).encode()
+            att = Attack(port, a.trickle, head, b"a")
+            time.sleep(1.5)
+            report("trickle: %d authorised pushes, body one byte/s each" % len(att.socks),
+                   probes(port, a.seconds, auth), proc.pid)
+            att.close()
     finally:
         if proc:
             proc.terminate()
