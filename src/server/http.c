@@ -962,7 +962,8 @@ static void on_headers(struct server *s, struct MHD_Connection *c, struct reques
 	const char *label, *cl;
 
 	rq->route = route_of(method, url, &label);
-	*expect = 0;
+	cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	*expect = cl ? strtoull(cl, NULL, 10) : 0;
 	if (rq->route != R_HEALTH &&
 	    !authorized(s, c, writes(rq->route) ? SCOPE_WRITE : SCOPE_READ)) {
 		if (writes(rq->route))
@@ -971,8 +972,6 @@ static void on_headers(struct server *s, struct MHD_Connection *c, struct reques
 		       "missing or invalid API token (Authorization: Bearer TOKEN)");
 		return;
 	}
-	cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-	*expect = cl ? strtoull(cl, NULL, 10) : 0;
 	if (*expect > s->cfg.max_body) {
 		reject(s, REJ_BODY);
 		refuse(s, c, rq, MHD_HTTP_CONTENT_TOO_LARGE, "request body over max-body");
