@@ -100,11 +100,11 @@ if not ok("the server starts", srv.start()):
 now = int(time.time())
 ok("a push is stored", push_folded(srv, "x.cpu", "main;work 7\n", now - 20, now - 10)[0] == 200)
 drip = Drip(srv, N)
-time.sleep(1.0)
+time.sleep(0.5)
 open_now = metric(srv, "plateau_http_connections")
 ok("the %d slow connections are open on the server" % N,
    len(drip.socks) == N and open_now >= N, "client %d, server %s" % (len(drip.socks), open_now))
-got = probe(srv, 3.0)
+got = probe(srv, 2.5)
 for kind, res in got.items():
     lat = sorted(sec for _, sec in res)
     comment("%s under %d slow connections: %d probes, p50 %.1f ms, max %.1f ms" %
