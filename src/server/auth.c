@@ -45,17 +45,17 @@ static int base64_value(char ch)
 }
 
 /*
- * Decode the standard base64 S (padded or not) into OUT (SIZE bytes).
- * Returns the decoded length, or -1 when malformed or too long.
+ * Decode the standard base64 S (N bytes, padded or not) into OUT (SIZE
+ * bytes).  Returns the decoded length, or -1 when malformed or too long.
  */
-static long base64_decode(const char *s, char *out, size_t size)
+static long base64_decode(const char *s, size_t n, char *out, size_t size)
 {
-	size_t len = strlen(s), o = 0, i;
+	size_t len = n, o = 0, i;
 	unsigned acc = 0, bits = 0;
 
 	while (len > 0 && s[len - 1] == '=')
 		len--;
-	if (strlen(s) - len > 2 || len % 4 == 1)
+	if (n - len > 2 || len % 4 == 1)
 		return -1;
 	for (i = 0; i < len; i++) {
 		int v = base64_value(s[i]);
@@ -75,10 +75,11 @@ static long base64_decode(const char *s, char *out, size_t size)
 }
 
 /* "Basic base64(user:password)": whether the password is a token with SCOPE. */
-static bool basic_allows(const struct server_config *c, const char *cred, unsigned scope)
+static bool basic_allows(const struct server_config *c, const char *cred, size_t len,
+			 unsigned scope)
 {
 	char buf[BASIC_MAX];
-	long n = base64_decode(cred, buf, sizeof(buf));
+	long n = base64_decode(cred, len, buf, sizeof(buf));
 	const char *colon = n > 0 ? memchr(buf, ':', (size_t)n) : NULL;
 	bool ok = false;
 
@@ -88,19 +89,39 @@ static bool basic_allows(const struct server_config *c, const char *cred, unsign
 	return ok;
 }
 
+/*
+ * Whether P starts with the auth scheme NAME (any case) followed by
+ * spaces or tabs; *REST is then the credentials without the white space
+ * around them and *LEN their length (RFC 9110 11.4: the scheme is
+ * case-insensitive; header values come with optional white space).
+ */
+static bool scheme_is(const char *p, const char *name, const char **rest, size_t *len)
+{
+	size_t n = strlen(name), end;
+
+	if (strncasecmp(p, name, n) != 0 || (p[n] != ' ' && p[n] != '\t'))
+		return false;
+	p += n + strspn(p + n, " \t");
+	end = strlen(p);
+	while (end > 0 && (p[end - 1] == ' ' || p[end - 1] == '\t'))
+		end--;
+	*rest = p;
+	*len = end;
+	return true;
+}
+
 bool server_auth_allows(const struct server_config *c, const char *authorization, unsigned scope)
 {
-	const char *p = authorization;
+	const char *cred;
+	size_t len;
 
 	if (c->ntokens == 0)
 		return true;
-	if (!p)
+	if (!authorization)
 		return false;
-	if (strncasecmp(p, "Bearer ", 7) == 0) {
-		p += 7 + strspn(p + 7, " ");
-		return token_allows(c, p, strlen(p), scope);
-	}
-	if (strncasecmp(p, "Basic ", 6) == 0)
-		return basic_allows(c, p + 6 + strspn(p + 6, " "), scope);
+	if (scheme_is(authorization, "Bearer", &cred, &len))
+		return token_allows(c, cred, len, scope);
+	if (scheme_is(authorization, "Basic", &cred, &len))
+		return basic_allows(c, cred, len, scope);
 	return false;
 }

@@ -31,6 +31,15 @@ static void test_bearer(void **state)
 	(void)state;
 	assert_true(server_auth_allows(&cfg, "Bearer w-secret.123", SCOPE_WRITE));
 	assert_true(server_auth_allows(&cfg, "bearer w-secret.123", SCOPE_WRITE));
+	assert_true(server_auth_allows(&cfg, "BEARER w-secret.123", SCOPE_WRITE));
+	/* White space: a tab, several, and trailing (optional white space in a header). */
+	assert_true(server_auth_allows(&cfg, "bEaReR\tw-secret.123", SCOPE_WRITE));
+	assert_true(server_auth_allows(&cfg, "Bearer  \t w-secret.123", SCOPE_WRITE));
+	assert_true(server_auth_allows(&cfg, "bearer w-secret.123 \t", SCOPE_WRITE));
+	assert_false(server_auth_allows(&cfg, "Bearerw-secret.123", SCOPE_WRITE));
+	assert_false(server_auth_allows(&cfg, "Bearer w-secret.123 x", SCOPE_WRITE));
+	assert_false(server_auth_allows(&cfg, "Bearer \t ", SCOPE_WRITE));
+	assert_false(server_auth_allows(&cfg, "Bear w-secret.123", SCOPE_WRITE));
 	assert_true(server_auth_allows(&cfg, "Bearer r-secret/456=", SCOPE_READ));
 	assert_false(server_auth_allows(&cfg, "Bearer w-secret.123", SCOPE_READ));
 	assert_false(server_auth_allows(&cfg, "Bearer r-secret/456=", SCOPE_WRITE));
@@ -48,6 +57,7 @@ static void test_basic(void **state)
 	/* base64("123456:w-secret.123"): a Grafana Cloud style user, the token as password */
 	assert_true(server_auth_allows(&cfg, "Basic MTIzNDU2Onctc2VjcmV0LjEyMw==", SCOPE_WRITE));
 	assert_true(server_auth_allows(&cfg, "basic MTIzNDU2Onctc2VjcmV0LjEyMw", SCOPE_WRITE));
+	assert_true(server_auth_allows(&cfg, "BASIC\tMTIzNDU2Onctc2VjcmV0LjEyMw== ", SCOPE_WRITE));
 	assert_false(server_auth_allows(&cfg, "Basic MTIzNDU2Onctc2VjcmV0LjEyMw==", SCOPE_READ));
 	/* base64(":r-secret/456="): no user name */
 	assert_true(server_auth_allows(&cfg, "Basic OnItc2VjcmV0LzQ1Nj0=", SCOPE_READ));

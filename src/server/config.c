@@ -29,6 +29,9 @@ void server_config_init(struct server_config *c)
 	c->max_body = (size_t)16 << 20;
 	c->max_inflated = (size_t)256 << 20;
 	c->max_concurrent = 32;
+	c->max_connections = 4096;
+	c->max_connections_per_ip = 1024;
+	c->header_timeout_ns = INT64_C(10000000000);
 	c->max_nodes = 8192;
 	c->svc = svc;
 }
@@ -171,6 +174,25 @@ static int set_key(struct server_config *c, const char *key, const char *v, cons
 		if (duration_parse(v, &c->svc.retention_ns, &e) < 0)
 			return error_set(err, ERR_FORMAT, "%s: retention: %s", where, e.msg);
 		return 0;
+	}
+	if (!strcmp(key, "header-timeout")) {
+		if (duration_parse(v, &c->header_timeout_ns, &e) < 0)
+			return error_set(err, ERR_FORMAT, "%s: header-timeout: %s", where, e.msg);
+		if (c->header_timeout_ns < INT64_C(1000000000) ||
+		    c->header_timeout_ns > INT64_C(3600000000000))
+			return error_set(err, ERR_FORMAT,
+					 "%s: header-timeout: \"%s\" is not from 1s to 1h", where,
+					 v);
+		return 0;
+	}
+	if (!strcmp(key, "max-connections") || !strcmp(key, "max-connections-per-ip")) {
+		rc = set_count(v, !strcmp(key, "max-connections") ? 16 : 0, 1u << 20, &n, where,
+			       key, err);
+		if (rc == 0 && !strcmp(key, "max-connections"))
+			c->max_connections = (unsigned)n;
+		else if (rc == 0)
+			c->max_connections_per_ip = (unsigned)n;
+		return rc;
 	}
 	if (!strcmp(key, "max-concurrent") || !strcmp(key, "max-stack-depth") ||
 	    !strcmp(key, "max-nodes")) {

@@ -1,13 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * plateau serve over HTTP: libmicrohttpd, one thread per connection
- * (handlers block on the store), routes, tokens, caps and metrics
- * (server.h, doc/plateau-serve.md).
+ * plateau serve over HTTP: libmicrohttpd, routes, tokens, caps and
+ * metrics (server.h, doc/plateau-serve.md).
  *
- * A request is refused as early as it can be: a bad token, a
- * Content-Length over the cap or too many requests in flight get their
- * 4xx before the body is read.  Every error is a one-line JSON object
- * {"error": "..."} with a 4xx (the caller's fault) or 5xx status.
+ * Connections: one libmicrohttpd thread holds every connection in epoll,
+ * so a slow or idle client costs a socket, not a thread.  A request's
+ * handler, which may wait on the store for a second, runs on a pool of
+ * worker threads while its connection is suspended; the answer goes back
+ * to the event loop, which sends it.  A connection must send a request's
+ * headers within header-timeout (deadline.c cuts it otherwise), and a
+ * request takes one of max-concurrent slots only once its body is
+ * complete; /healthz takes none and is answered by the event loop.
+ *
+ * A request is refused as soon as it can be (a bad token, a Content-Length
+ * over the cap) but its body is still read and thrown away, up to
+ * DISCARD_MAX, before the answer goes: a client that is still sending
+ * would otherwise see a reset instead of its 4xx.  Every error is a
+ * one-line JSON object {"error": "..."} with a 4xx or 5xx status.
  */
 #include <arpa/inet.h>
 #include <microhttpd.h>
@@ -17,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "lib/diff.h"
@@ -24,10 +34,12 @@
 #include "lib/input.h"
 #include "lib/output.h"
 #include "lib/pprof.h"
+#include "server/deadline.h"
 #include "server/flamebearer.h"
 #include "server/ingest_form.h"
 #include "server/multipart.h"
 #include "server/server.h"
+#include "server/workpool.h"
 #include "store/ingest_name.h"
 #include "store/timeparse.h"
 #include "util/alloc.h"
@@ -36,7 +48,12 @@
 
 #define NSEC		 INT64_C(1000000000)
 #define PUSH_LABELS_MAX	 32
-#define BODY_RESERVE_MAX ((size_t)4 << 20) /* bytes a body's first chunk reserves at most */
+#define BODY_RESERVE_MAX ((size_t)4 << 20)  /* bytes a body's first chunk reserves at most */
+#define DISCARD_MAX	 ((size_t)64 << 20) /* body bytes of a refused request read and dropped */
+#define IDLE_TIMEOUT	 60u		    /* seconds a connection may stay silent */
+#define FD_RESERVE	 64		    /* descriptors kept for the store, logs, epoll */
+#define DEADLINE_PERIOD	 (NSEC / 4)	    /* how often late connections are looked for */
+#define LOG_PER_MINUTE	 20		    /* libmicrohttpd messages shown a minute */
 
 enum route {
 	R_HEALTH,
@@ -73,19 +90,39 @@ struct server {
 	struct MHD_Daemon *d;
 	struct server_config cfg; /* tokens and labels borrowed from the caller's */
 	struct service *sv;
-	atomic_uint inflight;
+	struct workpool *pool;	       /* runs the handlers */
+	struct deadlines *dl;	       /* header deadlines of the connections */
+	atomic_uint inflight;	       /* requests past their body, not yet answered */
+	atomic_size_t body_mem;	       /* bytes held by request bodies */
+	size_t body_budget;	       /* at most; max_concurrent x max_body */
 	pthread_mutex_t mu;	       /* metrics */
 	uint64_t requests[R_COUNT][6]; /* by status class 1xx..5xx; [0] unused */
 	uint64_t rejected[REJ_COUNT];
 	uint64_t body_bytes;
 	uint64_t lat_count, lat_bucket[NLAT];
 	double lat_sum;
+	pthread_mutex_t log_mu; /* the log's rate */
+	int64_t log_minute;	/* start of the minute counted */
+	unsigned log_shown, log_dropped;
 };
 
+/*
+ * One request.  The event loop owns it, except while its handler runs on
+ * the pool (the connection suspended): then the worker does, until it
+ * resumes the connection.
+ */
 struct request {
+	struct work work; /* first: the handler's turn on the pool */
+	struct server *s;
+	struct MHD_Connection *c;
+	const char *method, *url; /* libmicrohttpd's, valid for the request */
 	struct strbuf body;
-	size_t expect; /* Content-Length, at most max_body; 0 when not given */
-	bool too_big, counted, replied;
+	size_t expect;		   /* Content-Length, at most max_body; 0 when not given */
+	size_t held;		   /* bytes of s->body_mem the body holds */
+	size_t discarded;	   /* body bytes dropped after a refusal */
+	struct MHD_Response *resp; /* the answer, queued by the event loop */
+	unsigned status;
+	bool counted, replied, handled;
 	int64_t start_ns;
 	enum route route;
 };
@@ -117,7 +154,6 @@ static enum MHD_Result reply(struct server *s, struct MHD_Connection *c, struct 
 	size_t len = body->len;
 	char *buf = strbuf_detach(body, NULL);
 	struct MHD_Response *r = MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
-	enum MHD_Result ok;
 
 	if (!r) {
 		free(buf);
@@ -126,11 +162,15 @@ static enum MHD_Result reply(struct server *s, struct MHD_Connection *c, struct 
 	MHD_add_response_header(r, "Content-Type", ctype);
 	if (status == MHD_HTTP_UNAUTHORIZED)
 		MHD_add_response_header(r, "WWW-Authenticate", "Bearer, Basic realm=\"plateau\"");
-	ok = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
+	/* Kept for the event loop to queue (queue_reply): C may be suspended. */
+	(void)c;
+	if (rq->resp)
+		MHD_destroy_response(rq->resp);
+	rq->resp = r;
+	rq->status = status;
 	rq->replied = true;
 	count_request(s, rq, status);
-	return ok;
+	return MHD_YES;
 }
 
 static enum MHD_Result reply_text(struct server *s, struct MHD_Connection *c, struct request *rq,
@@ -729,6 +769,28 @@ static enum MHD_Result on_timeline(struct server *s, struct MHD_Connection *c, s
 
 /* ---- metrics ---- */
 
+/* The connections' gauges and the header deadlines enforced. */
+static void metrics_connections(struct server *s, struct strbuf *out)
+{
+	const union MHD_DaemonInfo *i =
+		MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+
+	strbuf_addf(out,
+		    "# HELP plateau_http_connections Connections open.\n"
+		    "# TYPE plateau_http_connections gauge\n"
+		    "plateau_http_connections %u\n"
+		    "# HELP plateau_http_connections_max Connections open at most "
+		    "(max-connections, fitted to the open-file limit).\n"
+		    "# TYPE plateau_http_connections_max gauge\n"
+		    "plateau_http_connections_max %u\n"
+		    "# HELP plateau_http_header_timeouts_total Connections cut for not sending "
+		    "a request's headers (or a refused body) within header-timeout.\n"
+		    "# TYPE plateau_http_header_timeouts_total counter\n"
+		    "plateau_http_header_timeouts_total %llu\n",
+		    i ? i->num_connections : 0, s->cfg.max_connections,
+		    (unsigned long long)deadlines_cut(s->dl));
+}
+
 static enum MHD_Result on_metrics(struct server *s, struct MHD_Connection *c, struct request *rq)
 {
 	struct strbuf out = STRBUF_INIT;
@@ -810,6 +872,7 @@ static enum MHD_Result on_metrics(struct server *s, struct MHD_Connection *c, st
 		    "plateau_query_duration_seconds_count %llu\n",
 		    (unsigned long long)s->lat_count, s->lat_sum, (unsigned long long)s->lat_count);
 	pthread_mutex_unlock(&s->mu);
+	metrics_connections(s, &out);
 	return reply(s, c, rq, MHD_HTTP_OK, "text/plain; version=0.0.4", &out);
 }
 
@@ -859,38 +922,62 @@ static bool writes(enum route r)
 	return r == R_INGEST || r == R_PROFILES;
 }
 
+/* The deadline libmicrohttpd's connection C carries (deadline.c), or NULL. */
+static struct deadline *conn_deadline(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *i =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return i ? i->socket_context : NULL;
+}
+
+/*
+ * Refuse RQ with STATUS: the answer waits until the body has been read
+ * and dropped, which must happen within header-timeout.
+ */
+static void refuse(struct server *s, struct MHD_Connection *c, struct request *rq, unsigned status,
+		   const char *msg)
+{
+	reply_error(s, c, rq, status, msg);
+	rq->replied = true; /* even without an answer (no memory): then closed */
+	deadline_set(conn_deadline(c), clock_ns(CLOCK_MONOTONIC) + s->cfg.header_timeout_ns);
+}
+
+/*
+ * Whether a refusal goes out before the body: when the client waits for
+ * "100 Continue" (it sends nothing more and reads the answer), or the
+ * body announced is more than we would read to drop it.
+ */
+static bool answer_before_body(struct MHD_Connection *c, unsigned long long expect)
+{
+	const char *e = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_EXPECT);
+
+	return (e && !strcasecmp(e, "100-continue")) || expect > DISCARD_MAX;
+}
+
 /* The first call for a request: refuse it before its body when we can. */
-static enum MHD_Result on_headers(struct server *s, struct MHD_Connection *c, struct request *rq,
-				  const char *method, const char *url)
+static void on_headers(struct server *s, struct MHD_Connection *c, struct request *rq,
+		       const char *method, const char *url, unsigned long long *expect)
 {
 	const char *label, *cl;
-	unsigned long long expect;
 
 	rq->route = route_of(method, url, &label);
-	if (atomic_fetch_add(&s->inflight, 1) >= s->cfg.max_concurrent) {
-		rq->counted = true;
-		if (writes(rq->route))
-			reject(s, REJ_BUSY);
-		return reply_error(s, c, rq, MHD_HTTP_TOO_MANY_REQUESTS,
-				   "too many requests in flight; retry later");
-	}
-	rq->counted = true;
+	cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	*expect = cl ? strtoull(cl, NULL, 10) : 0;
 	if (rq->route != R_HEALTH &&
 	    !authorized(s, c, writes(rq->route) ? SCOPE_WRITE : SCOPE_READ)) {
 		if (writes(rq->route))
 			reject(s, REJ_AUTH);
-		return reply_error(s, c, rq, MHD_HTTP_UNAUTHORIZED,
-				   "missing or invalid API token (Authorization: Bearer TOKEN)");
+		refuse(s, c, rq, MHD_HTTP_UNAUTHORIZED,
+		       "missing or invalid API token (Authorization: Bearer TOKEN)");
+		return;
 	}
-	cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-	expect = cl ? strtoull(cl, NULL, 10) : 0;
-	if (expect > s->cfg.max_body) {
+	if (*expect > s->cfg.max_body) {
 		reject(s, REJ_BODY);
-		return reply_error(s, c, rq, MHD_HTTP_CONTENT_TOO_LARGE,
-				   "request body over max-body");
+		refuse(s, c, rq, MHD_HTTP_CONTENT_TOO_LARGE, "request body over max-body");
+		return;
 	}
-	rq->expect = (size_t)expect;
-	return MHD_YES;
+	rq->expect = (size_t)*expect;
 }
 
 static enum MHD_Result dispatch(struct server *s, struct MHD_Connection *c, struct request *rq,
@@ -917,45 +1004,172 @@ static enum MHD_Result dispatch(struct server *s, struct MHD_Connection *c, stru
 	}
 }
 
+/* Queue the answer RQ holds (from the event loop's thread only). */
+static enum MHD_Result queue_reply(struct MHD_Connection *c, struct request *rq)
+{
+	enum MHD_Result ok;
+
+	if (!rq->resp)
+		return MHD_NO; /* no answer could be made: close */
+	ok = MHD_queue_response(c, rq->status, rq->resp);
+	MHD_destroy_response(rq->resp);
+	rq->resp = NULL;
+	return ok;
+}
+
+/* Give back the memory of RQ's body. */
+static void body_drop(struct server *s, struct request *rq)
+{
+	strbuf_release(&rq->body);
+	atomic_fetch_sub(&s->body_mem, rq->held);
+	rq->held = 0;
+}
+
+/*
+ * Append N bytes to RQ's body (its length plus N is at most max_body)
+ * within the servers's body budget.  Returns 0, or -1 over the budget or
+ * out of memory (nothing appended).
+ */
+static int body_append(struct server *s, struct request *rq, const char *data, size_t n)
+{
+	size_t want = rq->body.len + n + 1, grow, extra;
+	char *buf;
+
+	if (want > rq->body.alloc) {
+		/* One allocation for the body, not a doubling per few chunks (a
+		 * claimed length past BODY_RESERVE_MAX is not taken on trust). */
+		grow = rq->body.alloc ? rq->body.alloc + rq->body.alloc / 2
+				      : MIN(rq->expect, BODY_RESERVE_MAX) + 1;
+		grow = MAX(MIN(grow, s->cfg.max_body + 1), want);
+		extra = grow - rq->body.alloc;
+		if (extra > s->body_budget ||
+		    atomic_fetch_add(&s->body_mem, extra) > s->body_budget - extra) {
+			atomic_fetch_sub(&s->body_mem, extra);
+			return -1;
+		}
+		buf = realloc(rq->body.alloc ? rq->body.buf : NULL, grow);
+		if (!buf) {
+			atomic_fetch_sub(&s->body_mem, extra);
+			return -1;
+		}
+		rq->body.buf = buf;
+		rq->body.alloc = grow;
+		rq->held += extra;
+	}
+	memcpy(rq->body.buf + rq->body.len, data, n);
+	rq->body.len += n;
+	rq->body.buf[rq->body.len] = '\0';
+	return 0;
+}
+
+/* A piece of RQ's body: kept, or dropped after a refusal (MHD_NO past DISCARD_MAX: close). */
+static enum MHD_Result on_upload(struct server *s, struct MHD_Connection *c, struct request *rq,
+				 const char *data, size_t n)
+{
+	if (rq->replied) {
+		rq->discarded += n;
+		return rq->discarded <= DISCARD_MAX ? MHD_YES : MHD_NO;
+	}
+	if (n > s->cfg.max_body - rq->body.len) {
+		reject(s, REJ_BODY);
+		refuse(s, c, rq, MHD_HTTP_CONTENT_TOO_LARGE, "request body over max-body");
+	} else if (body_append(s, rq, data, n) < 0) {
+		if (writes(rq->route))
+			reject(s, REJ_BUSY);
+		refuse(s, c, rq, MHD_HTTP_TOO_MANY_REQUESTS,
+		       "request bodies being received are over the server's memory budget; "
+		       "retry later");
+	} else {
+		return MHD_YES;
+	}
+	rq->discarded = n;
+	body_drop(s, rq);
+	return MHD_YES;
+}
+
+/* A worker's turn: run the handler, then hand the answer to the event loop. */
+static void run_request(struct work *w)
+{
+	struct request *rq = (struct request *)w;
+	struct server *s = rq->s;
+
+	dispatch(s, rq->c, rq, rq->method, rq->url);
+	body_drop(s, rq);
+	atomic_fetch_sub(&s->inflight, 1);
+	rq->counted = false;
+	rq->handled = true;
+	MHD_resume_connection(rq->c); /* the event loop calls on_request again */
+}
+
+/*
+ * RQ's body is complete: /healthz is answered here; anything else takes a
+ * slot (or gets 429) and goes to a worker, its connection suspended.
+ */
+static enum MHD_Result on_body_done(struct server *s, struct MHD_Connection *c, struct request *rq)
+{
+	pthread_mutex_lock(&s->mu);
+	s->body_bytes += rq->body.len;
+	pthread_mutex_unlock(&s->mu);
+	if (rq->route == R_HEALTH) {
+		reply_text(s, c, rq, MHD_HTTP_OK, "text/plain", "ok\n");
+		return queue_reply(c, rq);
+	}
+	if (atomic_fetch_add(&s->inflight, 1) >= s->cfg.max_concurrent) {
+		atomic_fetch_sub(&s->inflight, 1);
+		if (writes(rq->route))
+			reject(s, REJ_BUSY);
+		reply_error(s, c, rq, MHD_HTTP_TOO_MANY_REQUESTS,
+			    "too many requests in flight; retry later");
+		return queue_reply(c, rq);
+	}
+	rq->counted = true;
+	MHD_suspend_connection(c);
+	if (workpool_submit(s->pool, &rq->work) < 0) {
+		atomic_fetch_sub(&s->inflight, 1);
+		rq->counted = false;
+		rq->handled = true;
+		reply_error(s, c, rq, MHD_HTTP_SERVICE_UNAVAILABLE, "the server is stopping");
+		MHD_resume_connection(c);
+	}
+	return MHD_YES;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *version, const char *upload_data,
 				  size_t *upload_size, void **con_cls)
 {
 	struct server *s = cls;
 	struct request *rq = *con_cls;
+	unsigned long long expect;
+	size_t n;
 
 	(void)version;
 	if (!rq) {
-		rq = xcalloc(1, sizeof(*rq));
-		rq->start_ns = clock_ns(CLOCK_MONOTONIC);
+		rq = calloc(1, sizeof(*rq));
+		if (!rq)
+			return MHD_NO;
+		*rq = (struct request){.work = {run_request, NULL},
+				       .s = s,
+				       .c = c,
+				       .method = method,
+				       .url = url,
+				       .body = STRBUF_INIT,
+				       .start_ns = clock_ns(CLOCK_MONOTONIC)};
 		*con_cls = rq;
-		return on_headers(s, c, rq, method, url);
-	}
-	if (rq->replied) {
-		*upload_size = 0; /* refused already: the rest of the body goes nowhere */
+		deadline_set(conn_deadline(c), 0); /* the headers are in */
+		on_headers(s, c, rq, method, url, &expect);
+		if (rq->replied && answer_before_body(c, expect))
+			return queue_reply(c, rq);
 		return MHD_YES;
 	}
 	if (*upload_size) {
-		/* One allocation for the body, not a doubling per few chunks (a
-		 * claimed length past BODY_RESERVE_MAX is not taken on trust). */
-		if (!rq->body.alloc && rq->expect > *upload_size)
-			strbuf_grow(&rq->body, MIN(rq->expect, BODY_RESERVE_MAX));
-		if (rq->body.len + *upload_size > s->cfg.max_body)
-			rq->too_big = true;
-		else
-			strbuf_add(&rq->body, upload_data, *upload_size);
+		n = *upload_size;
 		*upload_size = 0;
-		return MHD_YES;
+		return on_upload(s, c, rq, upload_data, n);
 	}
-	if (rq->too_big) {
-		reject(s, REJ_BODY);
-		return reply_error(s, c, rq, MHD_HTTP_CONTENT_TOO_LARGE,
-				   "request body over max-body");
-	}
-	pthread_mutex_lock(&s->mu);
-	s->body_bytes += rq->body.len;
-	pthread_mutex_unlock(&s->mu);
-	return dispatch(s, c, rq, method, url);
+	if (rq->replied || rq->handled)
+		return queue_reply(c, rq);
+	return on_body_done(s, c, rq);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -964,43 +1178,160 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	struct server *s = cls;
 	struct request *rq = *con_cls;
 
-	(void)c;
 	(void)why;
 	if (!rq)
 		return;
 	if (rq->counted)
 		atomic_fetch_sub(&s->inflight, 1);
-	strbuf_release(&rq->body);
+	body_drop(s, rq);
+	if (rq->resp)
+		MHD_destroy_response(rq->resp);
 	free(rq);
 	*con_cls = NULL;
+	/* The next request on this connection: its headers in time, once idle is over. */
+	deadline_set(conn_deadline(c),
+		     clock_ns(CLOCK_MONOTONIC) + IDLE_TIMEOUT * NSEC + s->cfg.header_timeout_ns);
+}
+
+/* A connection opens (its header deadline starts) or closes. */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct server *s = cls;
+	const union MHD_ConnectionInfo *i;
+	struct deadline *e;
+
+	if (code != MHD_CONNECTION_NOTIFY_STARTED) {
+		deadlines_remove(s->dl, *socket_context);
+		*socket_context = NULL;
+		return;
+	}
+	i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	e = i ? deadlines_add(s->dl, i->connect_fd) : NULL;
+	deadline_set(e, clock_ns(CLOCK_MONOTONIC) + s->cfg.header_timeout_ns);
+	*socket_context = e;
+}
+
+/*
+ * libmicrohttpd's messages (one per connection a client drops or the cap
+ * refuses) at most LOG_PER_MINUTE a minute: a crowd of clients must not
+ * fill the log.
+ */
+static void on_log(void *cls, const char *fmt, va_list ap)
+{
+	struct server *s = cls;
+	int64_t now = clock_ns(CLOCK_MONOTONIC);
+	unsigned dropped = 0;
+	bool show;
+
+	pthread_mutex_lock(&s->log_mu);
+	if (now - s->log_minute >= 60 * NSEC) {
+		dropped = s->log_dropped;
+		s->log_minute = now;
+		s->log_shown = s->log_dropped = 0;
+	}
+	show = s->log_shown < LOG_PER_MINUTE;
+	s->log_shown += show;
+	s->log_dropped += !show;
+	pthread_mutex_unlock(&s->log_mu);
+	if (dropped)
+		fprintf(stderr,
+			"plateau serve: http: %u more messages in the last minute not shown\n",
+			dropped);
+	if (!show)
+		return;
+	fputs("plateau serve: http: ", stderr);
+	vfprintf(stderr, fmt, ap);
+}
+
+/* WANT connections, or fewer so that they fit the open-file limit (raised if it can be). */
+static unsigned fit_connections(unsigned want)
+{
+	rlim_t need = (rlim_t)want + FD_RESERVE;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur >= need)
+		return want;
+	if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max > rl.rlim_cur) {
+		struct rlimit up = {rl.rlim_max != RLIM_INFINITY ? MIN(need, rl.rlim_max) : need,
+				    rl.rlim_max};
+
+		if (setrlimit(RLIMIT_NOFILE, &up) == 0)
+			rl.rlim_cur = up.rlim_cur;
+	}
+	if (rl.rlim_cur >= need)
+		return want;
+	return rl.rlim_cur > FD_RESERVE + 16 ? (unsigned)(rl.rlim_cur - FD_RESERVE) : 16;
+}
+
+/* The event loop, its connection caps and the handlers' pool. */
+static int server_listen(struct server *s, const struct sockaddr_in *addr, struct error *err)
+{
+	int rc = workpool_start(MIN(s->cfg.max_concurrent, WORKPOOL_MAX), &s->pool, err);
+
+	if (rc == 0)
+		rc = deadlines_start(DEADLINE_PERIOD, &s->dl, err);
+	if (rc < 0)
+		return rc;
+	s->cfg.max_connections = fit_connections(s->cfg.max_connections);
+	s->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL |
+					MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG,
+				s->cfg.port, NULL, NULL, on_request, s, MHD_OPTION_EXTERNAL_LOGGER,
+				on_log, s, MHD_OPTION_SOCK_ADDR, addr, MHD_OPTION_NOTIFY_COMPLETED,
+				on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
+				MHD_OPTION_CONNECTION_LIMIT, s->cfg.max_connections,
+				MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->cfg.max_connections_per_ip,
+				MHD_OPTION_CONNECTION_TIMEOUT, IDLE_TIMEOUT, MHD_OPTION_END);
+	if (!s->d)
+		return error_set(err, ERR_IO, "cannot listen on %s:%u (in use?)",
+				 s->cfg.listen_host, s->cfg.port);
+	return 0;
+}
+
+static void server_free(struct server *s)
+{
+	if (s->pool)
+		workpool_stop(s->pool); /* handlers in flight finish; later ones get 503 */
+	if (s->d)
+		MHD_stop_daemon(s->d);
+	deadlines_stop(s->dl);
+	workpool_free(s->pool);
+	if (s->log_dropped)
+		fprintf(stderr,
+			"plateau serve: http: %u more messages in the last minute not shown\n",
+			s->log_dropped);
+	pthread_mutex_destroy(&s->log_mu);
+	pthread_mutex_destroy(&s->mu);
+	free(s);
 }
 
 int server_start(const struct server_config *cfg, struct service *sv, struct server **out,
 		 struct error *err)
 {
-	struct server *s = xcalloc(1, sizeof(*s));
+	struct server *s = calloc(1, sizeof(*s));
 	struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons(cfg->port)};
 
 	*out = NULL;
+	if (!s)
+		return error_set(err, ERR_NOMEM, "out of memory");
 	if (inet_pton(AF_INET, cfg->listen_host, &addr.sin_addr) != 1) {
 		free(s);
 		return error_set(err, ERR_USAGE, "--listen: \"%s\" is not an IPv4 address",
 				 cfg->listen_host);
 	}
 	s->cfg = *cfg;
+	s->cfg.max_body = MIN(cfg->max_body, SIZE_MAX / 4); /* room for the sums below */
 	s->sv = sv;
+	s->body_budget = cfg->max_body > SIZE_MAX / MAX(cfg->max_concurrent, 1u)
+				 ? SIZE_MAX
+				 : cfg->max_body * MAX(cfg->max_concurrent, 1u);
 	pthread_mutex_init(&s->mu, NULL);
-	s->d = MHD_start_daemon(
-		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG,
-		cfg->port, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, &addr,
-		MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_CONNECTION_LIMIT,
-		(unsigned)(4 * cfg->max_concurrent + 16), MHD_OPTION_CONNECTION_TIMEOUT, 60u,
-		MHD_OPTION_END);
-	if (!s->d) {
-		pthread_mutex_destroy(&s->mu);
-		free(s);
-		return error_set(err, ERR_IO, "cannot listen on %s:%u (in use?)", cfg->listen_host,
-				 cfg->port);
+	pthread_mutex_init(&s->log_mu, NULL);
+	s->log_minute = clock_ns(CLOCK_MONOTONIC);
+	if (server_listen(s, &addr, err) < 0) {
+		server_free(s);
+		return err->code;
 	}
 	*out = s;
 	return 0;
@@ -1015,9 +1346,6 @@ uint16_t server_port(const struct server *s)
 
 void server_stop(struct server *s)
 {
-	if (!s)
-		return;
-	MHD_stop_daemon(s->d);
-	pthread_mutex_destroy(&s->mu);
-	free(s);
+	if (s)
+		server_free(s);
 }

@@ -26,12 +26,15 @@ struct server_token {
 };
 
 struct server_config {
-	char listen_host[64];	 /* an IPv4 address; default 127.0.0.1 */
-	uint16_t port;		 /* default 4040; 0 = any free port */
-	size_t max_body;	 /* bytes of a request body; default 16 MiB */
-	size_t max_inflated;	 /* bytes after gunzip; default 256 MiB */
-	unsigned max_concurrent; /* requests handled at once; more get 429 */
-	uint32_t max_nodes;	 /* default maxNodes of a query; 0 = every node */
+	char listen_host[64];		 /* an IPv4 address; default 127.0.0.1 */
+	uint16_t port;			 /* default 4040; 0 = any free port */
+	size_t max_body;		 /* bytes of a request body; default 16 MiB */
+	size_t max_inflated;		 /* bytes after gunzip; default 256 MiB */
+	unsigned max_concurrent;	 /* requests handled at once; more get 429 */
+	unsigned max_connections;	 /* connections open at once; default 4096 */
+	unsigned max_connections_per_ip; /* from one address; default 1024, 0 = no cap */
+	int64_t header_timeout_ns;	 /* to send a request's headers; default 10 s */
+	uint32_t max_nodes;		 /* default maxNodes of a query; 0 = every node */
 	struct server_token *tokens;
 	size_t ntokens;
 	char **allow_labels; /* NULL-terminated, or NULL */
@@ -45,8 +48,9 @@ void server_config_release(struct server_config *c);
 /*
  * Read a config file: one "key value" (or "key = value") per line, '#'
  * comments; keys as in doc/plateau-serve.md (token, allow-labels,
- * series-budget, max-body, max-inflated, max-concurrent, max-stack-depth,
- * max-nodes, retention, max-disk).  Errors name the file and line.
+ * series-budget, max-body, max-inflated, max-concurrent, max-connections,
+ * max-connections-per-ip, header-timeout, max-stack-depth, max-nodes,
+ * retention, max-disk).  Errors name the file and line.
  */
 int server_config_load(struct server_config *c, const char *path, struct error *err);
 
@@ -63,7 +67,13 @@ int server_config_listen(struct server_config *c, const char *text, struct error
 
 struct server;
 
-/* Listen and serve from internal threads; *out until server_stop. */
+/*
+ * Listen and serve from internal threads; *out until server_stop.  One
+ * event loop holds every connection; handlers run on a pool of
+ * MIN(max_concurrent, WORKPOOL_MAX) threads.  Raises the soft
+ * RLIMIT_NOFILE towards the hard one so that max_connections sockets
+ * fit, and lowers max_connections to what fits.
+ */
 int server_start(const struct server_config *c, struct service *sv, struct server **out,
 		 struct error *err);
 /* The port actually bound (useful with port 0). */

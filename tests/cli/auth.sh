@@ -209,6 +209,12 @@ code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
 check "serve: Basic with the read token as password reads (any user)" test "$(code -u "anyone:$R" "$URL/api/v1/labels")" = 200
 check "serve: Basic with the write token as password does not read" test "$(code -u "anyone:$W" "$URL/api/v1/labels")" = 401
 check "serve: the token as the user name does not count" test "$(code -u "$R:x" "$URL/api/v1/labels")" = 401
+check "serve: 'authorization: bearer TOKEN', scheme in lower case, reads" \
+	test "$(code -H "authorization: bearer $R" "$URL/api/v1/labels")" = 200
+check "serve: 'BEARER<tab>TOKEN ' (a tab, trailing space) pushes" \
+	test "$(code -H "Authorization: BEARER	$W " --data-binary 'main;lc 1' "$URL/ingest?name=lc.cpu")" = 200
+check "serve: 'basic' in lower case reads" \
+	test "$(code -H "authorization: basic $(printf 'u:%s' "$R" | base64 -w0)" "$URL/api/v1/labels")" = 200
 curl -s -D "$TMP/h401" -o /dev/null "$URL/api/v1/labels"
 check_grep "serve: a 401 offers Bearer and Basic" '^WWW-Authenticate: Bearer, Basic realm="plateau"' "$TMP/h401"
 for p in "${BG_PIDS[@]}"; do kill "$p" && wait "$p"; done 2>/dev/null

@@ -260,6 +260,8 @@ check_grep "... the auth refusals" '^plateau_pushes_rejected_total\{reason="auth
 check_grep "... the series" '^plateau_series 3$' "$TMP/body"
 check_grep "... the store size" '^plateau_store_bytes [1-9]' "$TMP/body"
 check_grep "... query latency" '^plateau_query_duration_seconds_count [0-9]+$' "$TMP/body"
+check_grep "... the connections open (this one at least)" '^plateau_http_connections [1-9][0-9]*$' "$TMP/body"
+check_grep "... and their cap" '^plateau_http_connections_max [1-9][0-9]+$' "$TMP/body"
 serve_stop
 "$PLATEAU" serve --data "$TMP/caps" --check-labels >"$TMP/check.txt"
 check_grep "--check-labels: the series count" '^3 series' "$TMP/check.txt"
@@ -267,6 +269,12 @@ check_grep "... values and series per label" '^tenant	3	3$' "$TMP/check.txt"
 printf 'token = sometimes:abcdefgh123\n' >"$TMP/bad.conf"
 check_status "a bad config file: exit 1" 1 "$PLATEAU" serve --config "$TMP/bad.conf" --data "$TMP/x"
 check_grep "... naming the file and line" 'bad.conf:1: token scope' "$TMP/status.err"
+printf 'max-connections = 4096\nheader-timeout = 500ms\n' >"$TMP/bad.conf"
+check_status "header-timeout under 1s: exit 1" 1 "$PLATEAU" serve --config "$TMP/bad.conf" --data "$TMP/x"
+check_grep "... naming the file, line and key" 'bad.conf:2: header-timeout: "500ms" is not from 1s to 1h' "$TMP/status.err"
+printf 'max-connections-per-ip = 0\nmax-connections = 8\n' >"$TMP/bad.conf"
+check_status "max-connections under 16: exit 1" 1 "$PLATEAU" serve --config "$TMP/bad.conf" --data "$TMP/x"
+check_grep "... naming the key" 'bad.conf:2: max-connections: "8" is not a whole number from 16 to 1048576' "$TMP/status.err"
 
 # ---- durability: kill -9 during a push stream ----
 serve_start crash --data "$TMP/crash"
