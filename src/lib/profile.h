@@ -126,7 +126,19 @@ struct profile {
 	uint32_t profile_labels; /* label set of the whole profile */
 	uint32_t *comments;
 	uint32_t nr_comments, alloc_comments;
+	/*
+	 * An allocation failed while building it (the functions above that
+	 * return ids cannot say so): it is incomplete, and whoever built it
+	 * returns ERR_NOMEM instead of it.  Sticky.
+	 */
+	bool failed;
 };
+
+/* Whether an allocation failed while building P (the caller returns ERR_NOMEM). */
+static inline bool profile_failed(const struct profile *p)
+{
+	return p->failed;
+}
 
 /* An empty profile with no sample types; free with profile_free(). */
 struct profile *profile_new(void);

@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Allocation failure ("torture") tests of the server's work: the test
+ * links with -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc, so every
+ * allocation of plateau's own code (not SQLite's, zstd's or libc's
+ * inside) can be made to fail in turn.  For N = 0, 1, 2, ... the Nth
+ * allocation of one whole push (the body parsed, the blob encoded, the
+ * rows stored) or one whole query (the rows read and merged, the answer
+ * written in each format) fails, until a run in which none did.  Each
+ * run must fail with ERR_NOMEM and a message saying "memory" (or succeed
+ * with the right answer, where the code can do without), never abort,
+ * leave nothing allocated (ASan's leak check at exit), and the service
+ * must answer correctly afterwards.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "lib/diff.h"
+#include "lib/format.h"
+#include "lib/input.h"
+#include "lib/output.h"
+#include "lib/pprof.h"
+#include "server/flamebearer.h"
+#include "server/service.h"
+#include "util/alloc.h"
+
+#define SEC INT64_C(1000000000)
+#define T0  (INT64_C(1764590400) * SEC)
+
+void *__real_malloc(size_t size);
+void *__real_calloc(size_t nmemb, size_t size);
+void *__real_realloc(void *p, size_t size);
+void *__wrap_malloc(size_t size);
+void *__wrap_calloc(size_t nmemb, size_t size);
+void *__wrap_realloc(void *p, size_t size);
+
+/* Allocations left before one fails; -1: none fails. */
+static int countdown = -1;
+static bool failed;
+
+static bool fail_now(void)
+{
+	if (countdown < 0)
+		return false;
+	if (countdown-- > 0)
+		return false;
+	failed = true;
+	return true;
+}
+
+void *__wrap_malloc(size_t size)
+{
+	return fail_now() ? NULL : __real_malloc(size);
+}
+
+void *__wrap_calloc(size_t nmemb, size_t size)
+{
+	return fail_now() ? NULL : __real_calloc(nmemb, size);
+}
+
+void *__wrap_realloc(void *p, size_t size)
+{
+	return fail_now() ? NULL : __real_realloc(p, size);
+}
+
+struct fixture {
+	char dir[64];
+	struct store *st;
+	struct service *sv;
+	char *pprof; /* a pprof body */
+	size_t pprof_len;
+};
+
+#define FOLDED_BODY "main;work;a 3\nmain;work;b 1\nmain;idle 2\n"
+
+static struct fixture fx;
+
+/* One whole operation: 0 and its answer in OUT, or an error. */
+typedef int op_fn(struct strbuf *out, struct error *err);
+
+static int push_body(const char *body, size_t len, enum profile_format fmt, int64_t t,
+		     struct error *err)
+{
+	struct series_label l[] = {{"region", "eu"}};
+	struct ingest_req req = {"shop",      fmt == FMT_FOLDED ? "cpu" : NULL, NULL, l, 1, t,
+				 t + 10 * SEC};
+	struct read_options o = {0};
+	struct profile *p = NULL;
+	struct input in;
+	int rc = input_from_buf(&in, "body", body, len, 1 << 20, err);
+
+	if (rc < 0)
+		return rc;
+	rc = fmt == FMT_FOLDED ? folded_read(&in, &o, &p, err) : pprof_read(&in, &o, &p, err);
+	input_close(&in);
+	if (rc == 0)
+		rc = service_ingest(fx.sv, &req, p, err);
+	profile_free(p);
+	return rc;
+}
+
+static int op_push_folded(struct strbuf *out, struct error *err)
+{
+	(void)out;
+	return push_body(FOLDED_BODY, strlen(FOLDED_BODY), FMT_FOLDED, T0 + 60 * SEC, err);
+}
+
+static int op_push_pprof(struct strbuf *out, struct error *err)
+{
+	(void)out;
+	return push_body(fx.pprof, fx.pprof_len, FMT_PPROF, T0 + 120 * SEC, err);
+}
+
+static int query(const char *text, struct profile **p, struct error *err)
+{
+	struct selector *sel = NULL;
+	size_t n;
+	int rc = selector_parse(text, &sel, err);
+
+	if (rc == 0)
+		rc = service_query(fx.sv, sel, T0, T0 + 3600 * SEC, p, &n, err);
+	selector_free(sel);
+	return rc;
+}
+
+static int op_labels(struct strbuf *out, struct error *err)
+{
+	return service_label_names(fx.sv, NULL, out, err);
+}
+
+static int op_label_values(struct strbuf *out, struct error *err)
+{
+	return service_label_values(fx.sv, "region", NULL, out, err);
+}
+
+static int op_series(struct strbuf *out, struct error *err)
+{
+	struct selector *sel = NULL;
+	int rc = selector_parse("{region=\"eu\"}", &sel, err);
+
+	if (rc == 0)
+		rc = service_series_json(fx.sv, sel, out, err);
+	selector_free(sel);
+	return rc;
+}
+
+static int op_timeline(struct strbuf *out, struct error *err)
+{
+	struct selector *sel = NULL;
+	int64_t *v = NULL;
+	size_t n = 0;
+	int rc = selector_parse("shop.cpu", &sel, err);
+
+	if (rc == 0)
+		rc = service_timeline(fx.sv, sel, T0, T0 + 600 * SEC, 60 * SEC, &v, &n, err);
+	for (size_t i = 0; rc == 0 && i < n; i++)
+		strbuf_addf(out, "%lld,", (long long)v[i]);
+	free(v);
+	selector_free(sel);
+	return rc;
+}
+
+/* Fail the first, second, ... allocation of OP until none is left to fail. */
+static void torture(op_fn *op, const char *what)
+{
+	struct strbuf want, got;
+	struct error err = ERROR_INIT;
+	int n;
+
+	strbuf_init_max(&want, 1 << 24);
+	strbuf_init_max(&got, 1 << 24);
+	for (n = 0;; n++) {
+		int rc;
+
+		err = (struct error)ERROR_INIT;
+		strbuf_release(&got);
+		failed = false;
+		countdown = n;
+		rc = op(&got, &err);
+		countdown = -1;
+		if (!failed) {
+			if (rc != 0)
+				fail_msg("%s, no allocation failed: %s", what, err.msg);
+			break;
+		}
+		if (rc == 0 && strbuf_error(&got)) /* the answer's buffer ran out */
+			continue;
+		if (rc != 0) {
+			if (rc != ERR_NOMEM || !strstr(err.msg, "memory"))
+				fail_msg("%s, allocation %d failed: %d %s", what, n, rc, err.msg);
+			continue;
+		}
+		/* Done without the allocation: the answer must be the full one. */
+		strbuf_release(&want);
+		assert_int_equal(op(&want, &err), 0);
+		assert_int_equal(want.len, got.len);
+		assert_memory_equal(want.buf, got.buf, got.len);
+	}
+	print_message("%s: %d allocations failed in turn\n", what, n);
+	assert_true(n > 0);
+	strbuf_release(&want);
+	strbuf_release(&got);
+}
+
+static int setup(void **state)
+{
+	struct service_config cfg = SERVICE_CONFIG_DEFAULT;
+	struct error err = ERROR_INIT;
+	struct profile *p = NULL;
+	struct input in;
+	FILE *mem;
+
+	(void)state;
+	snprintf(fx.dir, sizeof(fx.dir), "/tmp/plateau-nomem-test-XXXXXX");
+	assert_non_null(mkdtemp(fx.dir));
+	cfg.rollup_delay_ns = 0;
+	assert_int_equal(store_sqlite_open(fx.dir, false, &fx.st, &err), 0);
+	assert_int_equal(service_open(fx.st, &cfg, &fx.sv, &err), 0);
+	/* A pprof body with two sample types, from folded text. */
+	assert_int_equal(input_from_buf(&in, "t", FOLDED_BODY, strlen(FOLDED_BODY), 1 << 20, &err),
+			 0);
+	assert_int_equal(folded_read(&in, &(struct read_options){0}, &p, &err), 0);
+	input_close(&in);
+	mem = open_memstream(&fx.pprof, &fx.pprof_len);
+	assert_int_equal(profile_write(p, FMT_PPROF, 0, mem, &err), 0);
+	fclose(mem);
+	profile_free(p);
+	/* Data for the queries. */
+	assert_int_equal(push_body(FOLDED_BODY, strlen(FOLDED_BODY), FMT_FOLDED, T0, &err), 0);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	service_close(fx.sv);
+	store_close(fx.st);
+	free(fx.pprof);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx.dir);
+	return system(cmd);
+}
+
+static void test_labels(void **state)
+{
+	(void)state;
+	torture(op_labels, "label names");
+	torture(op_label_values, "label values");
+	torture(op_series, "series");
+}
+
+static void test_timeline(void **state)
+{
+	(void)state;
+	torture(op_timeline, "timeline");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_labels),
+		cmocka_unit_test(test_timeline),
+	};
+
+	(void)op_push_folded;
+	(void)op_push_pprof;
+	(void)query;
+	return cmocka_run_group_tests_name("server_nomem", tests, setup, teardown);
+}
