@@ -129,7 +129,10 @@ static uint32_t named_frame(struct folded_reader *r, const char *name, size_t le
 	if (s >= r->frame_of_alloc) {
 		size_t old = r->frame_of_alloc;
 
-		ALLOC_GROW(r->frame_of, s + 1, r->frame_of_alloc);
+		if (ALLOC_TRY_GROW(r->frame_of, (size_t)s + 1, r->frame_of_alloc) < 0) {
+			profile_nomem(r->p);
+			return 0;
+		}
 		memset(r->frame_of + old, 0xff, (r->frame_of_alloc - old) * sizeof(uint32_t));
 	}
 	if (r->frame_of[s] == UINT32_MAX)
@@ -141,6 +144,10 @@ static int add_counts(struct folded_reader *r, uint32_t node, const struct count
 		      struct error *err)
 {
 	int64_t vals[2];
+	int rc;
+
+	if (profile_failed(r->p)) /* its types may be missing */
+		return error_set(err, ERR_NOMEM, "%s:%zu: out of memory", r->in->name, r->lineno);
 
 	for (int i = 0; i < n; i++) {
 		if (c[i].nfrac > r->p->types[i].decimals &&
@@ -151,7 +158,10 @@ static int add_counts(struct folded_reader *r, uint32_t node, const struct count
 			return error_set(err, ERR_LIMIT, "%s:%zu: count overflows 64 bits",
 					 r->in->name, r->lineno);
 	}
-	if (profile_add_sample(r->p, node, 0, vals))
+	rc = profile_add_sample(r->p, node, 0, vals);
+	if (rc == ERR_NOMEM)
+		return error_set(err, ERR_NOMEM, "%s:%zu: out of memory", r->in->name, r->lineno);
+	if (rc)
 		return error_set(err, ERR_LIMIT, "%s:%zu: sum of counts overflows 64 bits",
 				 r->in->name, r->lineno);
 	return 0;
@@ -198,9 +208,19 @@ static uint32_t stack_node(struct folded_reader *r, const char *s, size_t len)
 			node = profile_child(r->p, node, f);
 		}
 		if (depth + 1 > r->prev_alloc) {
-			ALLOC_GROW(r->prev_end, depth + 1, r->prev_alloc);
-			r->prev_node =
-				xrealloc(r->prev_node, st_mult(r->prev_alloc, sizeof(uint32_t)));
+			size_t alloc = r->prev_alloc;
+			uint32_t *nodes = NULL;
+
+			if (ALLOC_TRY_GROW(r->prev_end, depth + 1, alloc) == 0)
+				nodes = alloc_array(r->prev_node, alloc, sizeof(uint32_t));
+			if (!nodes) { /* the next line shares nothing with this one */
+				profile_nomem(r->p);
+				r->prev = NULL;
+				r->prev_len = r->prev_depth = 0;
+				return node;
+			}
+			r->prev_node = nodes;
+			r->prev_alloc = alloc;
 		}
 		r->prev_end[depth] = end;
 		r->prev_node[depth] = node;
@@ -417,8 +437,10 @@ int folded_read(const struct input *in, const struct read_options *o, struct pro
 	int rc = 0;
 
 	r.p = profile_new();
+	if (!r.p)
+		return error_set(err, ERR_NOMEM, "%s: out of memory", in->name);
 	r.p->keep_order = o && o->keep_order;
-	while (s < end && !rc) {
+	while (s < end && !rc && !profile_failed(r.p)) {
 		const char *nl = memchr(s, '\n', (size_t)(end - s));
 		size_t len = nl ? (size_t)(nl - s) : (size_t)(end - s);
 
@@ -432,6 +454,8 @@ int folded_read(const struct input *in, const struct read_options *o, struct pro
 	free(r.prev_end);
 	free(r.prev_node);
 	free(r.frame_of);
+	if (!rc && profile_failed(r.p))
+		rc = error_set(err, ERR_NOMEM, "%s:%zu: out of memory", in->name, r.lineno);
 	if (!rc)
 		rc = line_check_end(&c, in->name, err);
 	if (rc) {

@@ -149,9 +149,24 @@ static inline const char *profile_str(const struct profile *p, uint32_t id)
 	return strtab_str(&p->strs, id);
 }
 
+/*
+ * Allocation failure while building a profile: the command-line tools
+ * die (the default); with ON, as in the server, the profile is marked
+ * failed instead (profile_failed()), its building functions return ids
+ * that stay valid (string, frame, type 0, the node above) or ERR_NOMEM,
+ * profile_new() returns NULL, and the library functions that build
+ * profiles return ERR_NOMEM.  Set once, before any thread starts.
+ */
+void profile_set_nomem_errors(bool on);
+
+/* An allocation for P's building failed elsewhere: die, or mark P failed (as above). */
+void profile_nomem(struct profile *p);
+
+uint32_t profile_intern_mem(struct profile *p, const char *s, size_t len);
+
 static inline uint32_t profile_intern(struct profile *p, const char *s, size_t len)
 {
-	return strtab_intern(&p->strs, s, len);
+	return profile_intern_mem(p, s, len);
 }
 
 uint32_t profile_intern_str(struct profile *p, const char *s);

@@ -130,6 +130,19 @@ static int query(const char *text, struct profile **p, struct error *err)
 	return rc;
 }
 
+/* The merged profile's shape and totals: service_query alone. */
+static int op_query(struct strbuf *out, struct error *err)
+{
+	struct profile *p = NULL;
+	int rc = query("shop.cpu", &p, err);
+
+	if (rc == 0)
+		strbuf_addf(out, "%u nodes %u frames %u samples %lld", p->nr_nodes, p->nr_frames,
+			    p->nr_samples, (long long)profile_total(p, 0));
+	profile_free(p);
+	return rc;
+}
+
 static int op_labels(struct strbuf *out, struct error *err)
 {
 	return service_label_names(fx.sv, NULL, out, err);
@@ -218,6 +231,7 @@ static int setup(void **state)
 	FILE *mem;
 
 	(void)state;
+	profile_set_nomem_errors(true);
 	snprintf(fx.dir, sizeof(fx.dir), "/tmp/plateau-nomem-test-XXXXXX");
 	assert_non_null(mkdtemp(fx.dir));
 	cfg.rollup_delay_ns = 0;
@@ -257,6 +271,19 @@ static void test_labels(void **state)
 	torture(op_series, "series");
 }
 
+static void test_push(void **state)
+{
+	(void)state;
+	torture(op_push_folded, "push folded");
+	torture(op_push_pprof, "push pprof");
+}
+
+static void test_query(void **state)
+{
+	(void)state;
+	torture(op_query, "query");
+}
+
 static void test_timeline(void **state)
 {
 	(void)state;
@@ -266,12 +293,11 @@ static void test_timeline(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_push),
+		cmocka_unit_test(test_query),
 		cmocka_unit_test(test_labels),
 		cmocka_unit_test(test_timeline),
 	};
 
-	(void)op_push_folded;
-	(void)op_push_pprof;
-	(void)query;
 	return cmocka_run_group_tests_name("server_nomem", tests, setup, teardown);
 }
