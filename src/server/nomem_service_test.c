@@ -143,6 +143,33 @@ static int op_query(struct strbuf *out, struct error *err)
 	return rc;
 }
 
+static int op_flamebearer(struct strbuf *out, struct error *err)
+{
+	struct fb_options o = {.type = 0, .max_nodes = 3, .name = "shop.cpu"};
+	struct profile *p = NULL;
+	int rc = query("shop.cpu", &p, err);
+
+	if (rc == 0)
+		rc = flamebearer_write(p, &o, out, err);
+	profile_free(p);
+	return rc;
+}
+
+static int op_flamebearer_diff(struct strbuf *out, struct error *err)
+{
+	struct fb_options o = {.type = 0};
+	struct profile *l = NULL, *r = NULL;
+	int rc = query("shop.cpu", &l, err);
+
+	if (rc == 0)
+		rc = query("shop.cpu{region=\"eu\"}", &r, err);
+	if (rc == 0)
+		rc = flamebearer_write_diff(l, r, &o, out, err);
+	profile_free(l);
+	profile_free(r);
+	return rc;
+}
+
 static int op_labels(struct strbuf *out, struct error *err)
 {
 	return service_label_names(fx.sv, NULL, out, err);
@@ -282,6 +309,8 @@ static void test_query(void **state)
 {
 	(void)state;
 	torture(op_query, "query");
+	torture(op_flamebearer, "query as flamebearer JSON");
+	torture(op_flamebearer_diff, "diff as flamebearer JSON");
 }
 
 static void test_timeline(void **state)
