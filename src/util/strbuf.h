@@ -33,6 +33,12 @@ extern char strbuf_slopbuf[];
 		0, 0, strbuf_slopbuf, 0, 0 \
 	}
 
+/* A checked empty buffer of at most max - 1 bytes (max > 0), as strbuf_init_max(). */
+#define STRBUF_INIT_MAX(max)                   \
+	{                                      \
+		0, 0, strbuf_slopbuf, (max), 0 \
+	}
+
 void strbuf_init(struct strbuf *sb, size_t hint);
 /* An empty checked buffer of at most MAX - 1 bytes (MAX > 0). */
 void strbuf_init_max(struct strbuf *sb, size_t max);
