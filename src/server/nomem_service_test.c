@@ -85,11 +85,11 @@ static struct fixture fx;
 /* One whole operation: 0 and its answer in OUT, or an error. */
 typedef int op_fn(struct strbuf *out, struct error *err);
 
-static int push_body(const char *body, size_t len, enum profile_format fmt, int64_t t,
-		     struct error *err)
+static int push_typed(const char *body, size_t len, enum profile_format fmt, const char *type,
+		      int64_t t, struct error *err)
 {
 	struct series_label l[] = {{"region", "eu"}};
-	struct ingest_req req = {"shop",      fmt == FMT_FOLDED ? "cpu" : NULL, NULL, l, 1, t,
+	struct ingest_req req = {"shop",      fmt == FMT_FOLDED ? type : NULL, NULL, l, 1, t,
 				 t + 10 * SEC};
 	struct read_options o = {0};
 	struct profile *p = NULL;
@@ -104,6 +104,12 @@ static int push_body(const char *body, size_t len, enum profile_format fmt, int6
 		rc = service_ingest(fx.sv, &req, p, err);
 	profile_free(p);
 	return rc;
+}
+
+static int push_body(const char *body, size_t len, enum profile_format fmt, int64_t t,
+		     struct error *err)
+{
+	return push_typed(body, len, fmt, "cpu", t, err);
 }
 
 static int op_push_folded(struct strbuf *out, struct error *err)
@@ -139,6 +145,34 @@ static int op_query(struct strbuf *out, struct error *err)
 	if (rc == 0)
 		strbuf_addf(out, "%u nodes %u frames %u samples %lld", p->nr_nodes, p->nr_frames,
 			    p->nr_samples, (long long)profile_total(p, 0));
+	profile_free(p);
+	return rc;
+}
+
+/* A gauge (in-use memory): each series' mean over its pushes, merged (profile_merge). */
+static int op_query_gauge(struct strbuf *out, struct error *err)
+{
+	struct profile *p = NULL;
+	int rc = query("shop.inuse_space", &p, err);
+
+	if (rc == 0)
+		strbuf_addf(out, "%u nodes %lld", p->nr_nodes, (long long)profile_total(p, 0));
+	profile_free(p);
+	return rc;
+}
+
+/* The cut a render in another format than JSON makes with maxNodes (profile_truncate). */
+static int op_truncate(struct strbuf *out, struct error *err)
+{
+	struct profile *p = NULL, *cut = NULL;
+	int rc = query("shop.cpu", &p, err);
+
+	if (rc == 0 && !(cut = profile_truncate(p, 0, 2, err)))
+		rc = err->code;
+	if (rc == 0)
+		strbuf_addf(out, "%u nodes %u frames %lld", cut->nr_nodes, cut->nr_frames,
+			    (long long)profile_total(cut, 0));
+	profile_free(cut);
 	profile_free(p);
 	return rc;
 }
@@ -275,6 +309,10 @@ static int setup(void **state)
 	profile_free(p);
 	/* Data for the queries. */
 	assert_int_equal(push_body(FOLDED_BODY, strlen(FOLDED_BODY), FMT_FOLDED, T0, &err), 0);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(push_typed(FOLDED_BODY, strlen(FOLDED_BODY), FMT_FOLDED,
+					    "inuse_space", T0 + i * 10 * SEC, &err),
+				 0);
 	return 0;
 }
 
@@ -309,6 +347,8 @@ static void test_query(void **state)
 {
 	(void)state;
 	torture(op_query, "query");
+	torture(op_query_gauge, "query of a gauge");
+	torture(op_truncate, "query cut to maxNodes");
 	torture(op_flamebearer, "query as flamebearer JSON");
 	torture(op_flamebearer_diff, "diff as flamebearer JSON");
 }
