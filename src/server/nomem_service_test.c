@@ -241,6 +241,15 @@ static int op_timeline(struct strbuf *out, struct error *err)
 	return rc;
 }
 
+/* The background rollups of everything pushed (a day later: all due). */
+static int op_roll(struct strbuf *out, struct error *err)
+{
+	int rc = service_roll(fx.sv, T0 + 86400 * SEC, 100, err);
+
+	(void)out;
+	return rc < 0 ? rc : 0;
+}
+
 /* Fail the first, second, ... allocation of OP until none is left to fail. */
 static void torture(op_fn *op, const char *what)
 {
@@ -359,13 +368,27 @@ static void test_timeline(void **state)
 	torture(op_timeline, "timeline");
 }
 
+static void test_roll(void **state)
+{
+	struct strbuf before = STRBUF_INIT, after = STRBUF_INIT;
+	struct error err = ERROR_INIT;
+
+	(void)state;
+	assert_int_equal(op_query(&before, &err), 0);
+	torture(op_roll, "rollups");
+	/* Rolled up or not, the query answers the same. */
+	assert_int_equal(op_query(&after, &err), 0);
+	assert_string_equal(before.buf, after.buf);
+	strbuf_release(&before);
+	strbuf_release(&after);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_push),
-		cmocka_unit_test(test_query),
-		cmocka_unit_test(test_labels),
-		cmocka_unit_test(test_timeline),
+		cmocka_unit_test(test_push),   cmocka_unit_test(test_query),
+		cmocka_unit_test(test_labels), cmocka_unit_test(test_timeline),
+		cmocka_unit_test(test_roll),
 	};
 
 	return cmocka_run_group_tests_name("server_nomem", tests, setup, teardown);
