@@ -803,7 +803,11 @@ size_t profile_node_stack(const struct profile *p, uint32_t node, uint32_t **buf
 
 	for (uint32_t n = node; n; n = p->nodes[n].parent)
 		depth++;
-	ALLOC_GROW(*buf, depth, *alloc);
+	if (ALLOC_TRY_GROW(*buf, depth, *alloc) < 0) {
+		if (!nomem_errors)
+			die("out of memory for a stack of %zu frames", depth);
+		return SIZE_MAX;
+	}
 	for (size_t i = depth; node; node = p->nodes[node].parent)
 		(*buf)[--i] = p->nodes[node].frame;
 	return depth;

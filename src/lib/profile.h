@@ -280,7 +280,10 @@ void profile_node_totals(const struct profile *p, uint32_t type, int64_t *out, i
 void profile_node_totals_where(const struct profile *p, uint32_t type, uint32_t where, int64_t *out,
 			       int64_t *self);
 
-/* The frame ids of node's stack, root first; returns the depth. */
+/*
+ * The frame ids of node's stack, root first; returns the depth (SIZE_MAX
+ * when memory runs out in the server, profile_set_nomem_errors()).
+ */
 size_t profile_node_stack(const struct profile *p, uint32_t node, uint32_t **buf, size_t *alloc);
 
 /*

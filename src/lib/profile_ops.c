@@ -371,25 +371,44 @@ size_t profile_functions_where(struct profile *p, uint32_t type, uint32_t where,
 			       struct func_stat **out)
 {
 	uint32_t nr_frames = p->nr_frames;
-	uint32_t *key_of = xmalloc(st_mult(nr_frames + 1, sizeof(uint32_t)));
+	uint32_t *key_of = alloc_array(NULL, (size_t)nr_frames + 1, sizeof(uint32_t));
 	uint32_t *slot_of, *stamp, nr = 0;
-	struct strbuf sb = STRBUF_INIT;
+	struct strbuf sb = STRBUF_INIT_MAX(SIZE_MAX);
 	struct func_stat *stats;
 
-	for (uint32_t f = 0; f < nr_frames; f++)
+	for (uint32_t f = 0; key_of && f < nr_frames; f++)
 		key_of[f] = func_key_of(p, f, by, &sb);
+	if (strbuf_error(&sb))
+		profile_nomem(p); /* keys are missing */
 	strbuf_release(&sb);
 	/* Dense slots per distinct key. */
-	slot_of = xmalloc(st_mult(p->strs.nr, sizeof(uint32_t)));
+	slot_of = alloc_array(NULL, p->strs.nr, sizeof(uint32_t));
+	stats = calloc((size_t)nr_frames + 1, sizeof(*stats));
+	/* No memory: none (the CLI dies, a server's P is failed). */
+	if (!key_of || !slot_of || !stats || profile_failed(p)) {
+		free(key_of);
+		free(slot_of);
+		free(stats);
+		profile_nomem(p);
+		*out = NULL;
+		return 0;
+	}
 	memset(slot_of, 0xff, p->strs.nr * sizeof(uint32_t));
-	stats = xcalloc(nr_frames + 1, sizeof(*stats));
 	for (uint32_t f = 0; f < nr_frames; f++) {
 		if (slot_of[key_of[f]] == UINT32_MAX) {
 			slot_of[key_of[f]] = nr;
 			stats[nr++].key = key_of[f];
 		}
 	}
-	stamp = xcalloc(nr + 1, sizeof(uint32_t));
+	stamp = calloc((size_t)nr + 1, sizeof(uint32_t));
+	if (!stamp) {
+		free(key_of);
+		free(slot_of);
+		free(stats);
+		profile_nomem(p);
+		*out = NULL;
+		return 0;
+	}
 	for (uint32_t s = 0; s < p->nr_samples; s++) {
 		const int64_t *vals = profile_sample_values(p, s);
 		int64_t v = vals[type];

@@ -204,6 +204,34 @@ static int op_flamebearer_diff(struct strbuf *out, struct error *err)
 	return rc;
 }
 
+/* /api/v1/diff's default answer: plateau diff's JSON (diff_build, diff_write_json). */
+static int op_diff_json(struct strbuf *out, struct error *err)
+{
+	struct diff_options o = {.alpha = 0.05};
+	struct profile *l = NULL, *r = NULL, *d = NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	int rc = query("shop.cpu", &l, err);
+
+	if (rc == 0)
+		rc = query("shop.cpu{region=\"eu\"}", &r, err);
+	if (rc == 0 && !(d = diff_build(l, r, &o, err)))
+		rc = err->code;
+	if (rc == 0) {
+		FILE *mem = open_memstream(&buf, &len);
+
+		rc = diff_write_json(d, o.alpha, mem, err);
+		fclose(mem);
+	}
+	if (rc == 0)
+		strbuf_add(out, buf, len);
+	free(buf);
+	profile_free(d);
+	profile_free(l);
+	profile_free(r);
+	return rc;
+}
+
 static int op_labels(struct strbuf *out, struct error *err)
 {
 	return service_label_names(fx.sv, NULL, out, err);
@@ -360,6 +388,7 @@ static void test_query(void **state)
 	torture(op_truncate, "query cut to maxNodes");
 	torture(op_flamebearer, "query as flamebearer JSON");
 	torture(op_flamebearer_diff, "diff as flamebearer JSON");
+	torture(op_diff_json, "diff as plateau diff's JSON");
 }
 
 static void test_timeline(void **state)
