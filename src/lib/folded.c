@@ -490,8 +490,9 @@ struct fold_writer {
 	int ntypes;
 	uint32_t types[2];
 	int64_t *self[2];
-	bool *below; /* some sample with a value lies strictly below the node */
-	struct strbuf line;
+	bool *below;	    /* some sample with a value lies strictly below the node */
+	struct strbuf line; /* checked: an allocation that fails sets nomem */
+	bool nomem;	    /* memory ran out: the output is incomplete (ERR_NOMEM) */
 };
 
 static int token_cmp(const void *x, const void *y)
@@ -550,7 +551,12 @@ static size_t make_tokens(struct fold_writer *w, const uint32_t *nodes, size_t n
 			const char *key = profile_str(p, name);
 			uint32_t len = strtab_len(&p->strs, name);
 
-			ALLOC_GROW(t, nr + 2, alloc);
+			if (ALLOC_TRY_GROW(t, nr + 2, alloc) < 0) {
+				w->nomem = true;
+				free(t);
+				*out = NULL;
+				return 0;
+			}
 			t[nr++] = (struct token){key, len, false, c};
 			if (w->below[c])
 				t[nr++] = (struct token){key, len + 1, true, c};
@@ -584,7 +590,10 @@ static void emit_self(struct fold_writer *w, const struct token *t, size_t n, si
 		strbuf_addstr(&w->line, num);
 	}
 	strbuf_addch(&w->line, '\n');
-	fwrite(w->line.buf, 1, w->line.len, w->f);
+	if (strbuf_error(&w->line))
+		w->nomem = true;
+	else
+		fwrite(w->line.buf, 1, w->line.len, w->f);
 }
 
 struct level {
@@ -601,7 +610,10 @@ static void write_tree(struct fold_writer *w)
 	uint32_t root = 0, *group = NULL;
 	size_t group_alloc = 0;
 
-	ALLOC_GROW(stack, 1, alloc);
+	if (ALLOC_TRY_GROW(stack, 1, alloc) < 0) {
+		w->nomem = true;
+		return;
+	}
 	stack[0].nr = make_tokens(w, &root, 1, &stack[0].tokens);
 	stack[0].pos = 0;
 	stack[0].prefix_len = 0;
@@ -610,7 +622,7 @@ static void write_tree(struct fold_writer *w)
 		struct level *l = &stack[depth - 1];
 		size_t start = l->pos, end = start + 1, prefix_len;
 
-		if (start >= l->nr) {
+		if (start >= l->nr || w->nomem) { /* without memory: unwound, freed */
 			free(l->tokens);
 			depth--;
 			continue;
@@ -622,14 +634,18 @@ static void write_tree(struct fold_writer *w)
 			emit_self(w, l->tokens + start, end - start, l->prefix_len);
 			continue;
 		}
-		ALLOC_GROW(group, end - start, group_alloc);
+		if (ALLOC_TRY_GROW(group, end - start, group_alloc) < 0 ||
+		    ALLOC_TRY_GROW(stack, depth + 1, alloc) < 0) {
+			w->nomem = true;
+			continue;
+		}
+		l = &stack[depth - 1]; /* the stack may have moved */
 		for (size_t i = start; i < end; i++)
 			group[i - start] = l->tokens[i].node;
 		strbuf_setlen(&w->line, l->prefix_len);
 		append_name(&w->line, l->tokens[start].key, l->tokens[start].len - 1);
 		strbuf_addch(&w->line, ';');
 		prefix_len = w->line.len;
-		ALLOC_GROW(stack, depth + 1, alloc);
 		l = &stack[depth];
 		l->nr = make_tokens(w, group, end - start, &l->tokens);
 		l->pos = 0;
@@ -646,10 +662,16 @@ static int write_folded(const struct profile *p, const uint32_t *types, int ntyp
 	struct fold_writer w = {.p = p, .f = f, .ntypes = ntypes};
 	char num[64];
 
-	w.below = xcalloc(p->nr_nodes, sizeof(bool));
+	w.below = calloc(p->nr_nodes, sizeof(bool));
 	for (int k = 0; k < ntypes; k++) {
 		w.types[k] = types[k];
-		w.self[k] = xcalloc(p->nr_nodes, sizeof(int64_t));
+		w.self[k] = calloc(p->nr_nodes, sizeof(int64_t));
+		if (!w.below || !w.self[k]) {
+			for (int j = 0; j <= k; j++)
+				free(w.self[j]);
+			free(w.below);
+			return error_set(err, ERR_NOMEM, "out of memory writing folded stacks");
+		}
 		for (uint32_t s = 0; s < p->nr_samples; s++)
 			w.self[k][p->samples[s].node] += profile_sample_values(p, s)[types[k]];
 	}
@@ -661,7 +683,7 @@ static int write_folded(const struct profile *p, const uint32_t *types, int ntyp
 		if (here || w.below[n])
 			w.below[p->nodes[n].parent] = true;
 	}
-	strbuf_init(&w.line, 256);
+	strbuf_init_max(&w.line, SIZE_MAX);
 	/* Samples on the root itself (an empty stack) come first: "" sorts lowest. */
 	if (w.self[0][0] || (ntypes > 1 && w.self[1][0])) {
 		for (int k = 0; k < ntypes; k++) {
@@ -675,6 +697,8 @@ static int write_folded(const struct profile *p, const uint32_t *types, int ntyp
 	for (int k = 0; k < ntypes; k++)
 		free(w.self[k]);
 	free(w.below);
+	if (w.nomem)
+		return error_set(err, ERR_NOMEM, "out of memory writing folded stacks");
 	if (ferror(f))
 		return error_set(err, ERR_IO, "write error: %s", strerror(errno));
 	return 0;

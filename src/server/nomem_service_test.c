@@ -232,6 +232,30 @@ static int op_diff_json(struct strbuf *out, struct error *err)
 	return rc;
 }
 
+/* A render in folded format, cut to maxNodes as render() cuts it. */
+static int op_render_folded(struct strbuf *out, struct error *err)
+{
+	struct profile *p = NULL, *cut = NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	int rc = query("shop.cpu", &p, err);
+
+	if (rc == 0 && !(cut = profile_truncate(p, 0, 3, err)))
+		rc = err->code;
+	if (rc == 0) {
+		FILE *mem = open_memstream(&buf, &len);
+
+		rc = profile_write(cut, FMT_FOLDED, 0, mem, err);
+		fclose(mem);
+	}
+	if (rc == 0)
+		strbuf_add(out, buf, len);
+	free(buf);
+	profile_free(cut);
+	profile_free(p);
+	return rc;
+}
+
 static int op_labels(struct strbuf *out, struct error *err)
 {
 	return service_label_names(fx.sv, NULL, out, err);
@@ -386,6 +410,7 @@ static void test_query(void **state)
 	torture(op_query, "query");
 	torture(op_query_gauge, "query of a gauge");
 	torture(op_truncate, "query cut to maxNodes");
+	torture(op_render_folded, "query as folded stacks");
 	torture(op_flamebearer, "query as flamebearer JSON");
 	torture(op_flamebearer_diff, "diff as flamebearer JSON");
 	torture(op_diff_json, "diff as plateau diff's JSON");
