@@ -302,15 +302,22 @@ static int op_roll(struct strbuf *out, struct error *err)
 	return rc < 0 ? rc : 0;
 }
 
-/* Fail the first, second, ... allocation of OP until none is left to fail. */
-static void torture(op_fn *op, const char *what)
+/*
+ * Fail the first, second, ... allocation of OP until none is left to
+ * fail; then a query (QUERY: OP can run once more first, it changes
+ * nothing) answers as it did before any failed.
+ */
+static void torture(op_fn *op, const char *what, bool query)
 {
-	struct strbuf want, got;
+	struct strbuf want, got, before;
 	struct error err = ERROR_INIT;
 	int n;
 
 	strbuf_init_max(&want, 1 << 24);
 	strbuf_init_max(&got, 1 << 24);
+	strbuf_init_max(&before, 1 << 24);
+	if (query)
+		assert_int_equal(op(&before, &err), 0);
 	for (n = 0;; n++) {
 		int rc;
 
@@ -340,8 +347,13 @@ static void torture(op_fn *op, const char *what)
 	}
 	print_message("%s: %d allocations failed in turn\n", what, n);
 	assert_true(n > 0);
+	if (query) {
+		assert_int_equal(before.len, got.len);
+		assert_memory_equal(before.buf, got.buf, got.len);
+	}
 	strbuf_release(&want);
 	strbuf_release(&got);
+	strbuf_release(&before);
 }
 
 static int setup(void **state)
@@ -392,34 +404,34 @@ static int teardown(void **state)
 static void test_labels(void **state)
 {
 	(void)state;
-	torture(op_labels, "label names");
-	torture(op_label_values, "label values");
-	torture(op_series, "series");
+	torture(op_labels, "label names", true);
+	torture(op_label_values, "label values", true);
+	torture(op_series, "series", true);
 }
 
 static void test_push(void **state)
 {
 	(void)state;
-	torture(op_push_folded, "push folded");
-	torture(op_push_pprof, "push pprof");
+	torture(op_push_folded, "push folded", false);
+	torture(op_push_pprof, "push pprof", false);
 }
 
 static void test_query(void **state)
 {
 	(void)state;
-	torture(op_query, "query");
-	torture(op_query_gauge, "query of a gauge");
-	torture(op_truncate, "query cut to maxNodes");
-	torture(op_render_folded, "query as folded stacks");
-	torture(op_flamebearer, "query as flamebearer JSON");
-	torture(op_flamebearer_diff, "diff as flamebearer JSON");
-	torture(op_diff_json, "diff as plateau diff's JSON");
+	torture(op_query, "query", true);
+	torture(op_query_gauge, "query of a gauge", true);
+	torture(op_truncate, "query cut to maxNodes", true);
+	torture(op_render_folded, "query as folded stacks", true);
+	torture(op_flamebearer, "query as flamebearer JSON", true);
+	torture(op_flamebearer_diff, "diff as flamebearer JSON", true);
+	torture(op_diff_json, "diff as plateau diff's JSON", true);
 }
 
 static void test_timeline(void **state)
 {
 	(void)state;
-	torture(op_timeline, "timeline");
+	torture(op_timeline, "timeline", true);
 }
 
 static void test_roll(void **state)
@@ -429,7 +441,7 @@ static void test_roll(void **state)
 
 	(void)state;
 	assert_int_equal(op_query(&before, &err), 0);
-	torture(op_roll, "rollups");
+	torture(op_roll, "rollups", false);
 	/* Rolled up or not, the query answers the same. */
 	assert_int_equal(op_query(&after, &err), 0);
 	assert_string_equal(before.buf, after.buf);
