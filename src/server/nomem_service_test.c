@@ -28,6 +28,7 @@
 #include "lib/output.h"
 #include "lib/pprof.h"
 #include "server/flamebearer.h"
+#include "server/server.h"
 #include "server/service.h"
 #include "util/alloc.h"
 
@@ -449,12 +450,49 @@ static void test_roll(void **state)
 	strbuf_release(&after);
 }
 
+/* The config file's tokens and allow-list: ERR_NOMEM at startup, nothing left allocated. */
+static void test_config(void **state)
+{
+	char path[128];
+	FILE *f;
+	int n;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/plateau.conf", fx.dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("token = read:abcdefgh1\ntoken = write:abcdefgh2\nallow-labels = a,b,c\n", f);
+	fclose(f);
+	for (n = 0;; n++) {
+		struct server_config c;
+		struct error err = ERROR_INIT;
+		int rc;
+
+		server_config_init(&c);
+		failed = false;
+		countdown = n;
+		rc = server_config_load(&c, path, &err);
+		countdown = -1;
+		if (!failed) {
+			assert_int_equal(rc, 0);
+			assert_int_equal(c.ntokens, 2);
+			server_config_release(&c);
+			break;
+		}
+		assert_int_equal(rc, ERR_NOMEM);
+		assert_non_null(strstr(err.msg, "memory"));
+		server_config_release(&c);
+	}
+	print_message("config: %d allocations failed in turn\n", n);
+	assert_true(n > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_push),   cmocka_unit_test(test_query),
 		cmocka_unit_test(test_labels), cmocka_unit_test(test_timeline),
-		cmocka_unit_test(test_roll),
+		cmocka_unit_test(test_roll),   cmocka_unit_test(test_config),
 	};
 
 	return cmocka_run_group_tests_name("server_nomem", tests, setup, teardown);
