@@ -233,8 +233,8 @@ static int op_diff_json(struct strbuf *out, struct error *err)
 	return rc;
 }
 
-/* A render in folded format, cut to maxNodes as render() cuts it. */
-static int op_render_folded(struct strbuf *out, struct error *err)
+/* A render in FMT, cut to maxNodes as render() cuts it. */
+static int render_as(enum profile_format fmt, struct strbuf *out, struct error *err)
 {
 	struct profile *p = NULL, *cut = NULL;
 	char *buf = NULL;
@@ -246,7 +246,7 @@ static int op_render_folded(struct strbuf *out, struct error *err)
 	if (rc == 0) {
 		FILE *mem = open_memstream(&buf, &len);
 
-		rc = profile_write(cut, FMT_FOLDED, 0, mem, err);
+		rc = profile_write(cut, fmt, 0, mem, err);
 		fclose(mem);
 	}
 	if (rc == 0)
@@ -255,6 +255,16 @@ static int op_render_folded(struct strbuf *out, struct error *err)
 	profile_free(cut);
 	profile_free(p);
 	return rc;
+}
+
+static int op_render_folded(struct strbuf *out, struct error *err)
+{
+	return render_as(FMT_FOLDED, out, err);
+}
+
+static int op_render_pprof(struct strbuf *out, struct error *err)
+{
+	return render_as(FMT_PPROF, out, err);
 }
 
 static int op_labels(struct strbuf *out, struct error *err)
@@ -424,6 +434,7 @@ static void test_query(void **state)
 	torture(op_query_gauge, "query of a gauge", true);
 	torture(op_truncate, "query cut to maxNodes", true);
 	torture(op_render_folded, "query as folded stacks", true);
+	torture(op_render_pprof, "query as pprof", true);
 	torture(op_flamebearer, "query as flamebearer JSON", true);
 	torture(op_flamebearer_diff, "diff as flamebearer JSON", true);
 	torture(op_diff_json, "diff as plateau diff's JSON", true);
