@@ -128,7 +128,8 @@ void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
 	va_list cp;
 	int n;
 
-	if (strbuf_grow(sb, 64) < 0)
+	/* A guess at the room it takes; within a checked buffer's cap. */
+	if (strbuf_grow(sb, sb->max && sb->max - 1 - sb->len < 64 ? sb->max - 1 - sb->len : 64) < 0)
 		return;
 	va_copy(cp, ap);
 	n = vsnprintf(sb->buf + sb->len, sb->alloc - sb->len, fmt, cp);
