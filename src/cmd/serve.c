@@ -101,6 +101,8 @@ int cmd_serve(int argc, const char **argv)
 		die_usage("--retention: %s", err.msg);
 	if (max_disk && size_parse(max_disk, &cfg.svc.max_disk, &err) < 0)
 		die_usage("--max-disk: %s", err.msg);
+	/* From here on, running out of memory fails a request, not the server. */
+	profile_set_nomem_errors(true);
 	if (store_sqlite_open(data, fsync, &st, &err) < 0 ||
 	    service_open(st, &cfg.svc, &sv, &err) < 0)
 		die("%s", err.msg);

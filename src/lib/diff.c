@@ -12,9 +12,15 @@ static void add_side(struct profile *d, const struct profile *src, uint32_t type
 		     double scale)
 {
 	struct sample_counter c;
-	uint32_t *map = xmalloc(st_mult(src->nr_nodes, sizeof(uint32_t)));
-	uint32_t *fmap = xmalloc(st_mult(src->nr_frames + 1, sizeof(uint32_t)));
+	uint32_t *map = alloc_array(NULL, src->nr_nodes, sizeof(uint32_t));
+	uint32_t *fmap = alloc_array(NULL, (size_t)src->nr_frames + 1, sizeof(uint32_t));
 
+	if (!map || !fmap) {
+		free(map);
+		free(fmap);
+		profile_nomem(d);
+		return;
+	}
 	stats_counter_init(&c, src, type);
 	/* Frames are matched by name, as folded files and flame graphs show them. */
 	for (uint32_t f = 0; f < src->nr_frames; f++) {
@@ -62,6 +68,10 @@ struct profile *diff_build(const struct profile *base, const struct profile *new
 		return NULL;
 	}
 	d = profile_new();
+	if (!d) {
+		error_set(err, ERR_NOMEM, "diff: out of memory");
+		return NULL;
+	}
 	profile_add_type(d, "base", profile_str(base, base->types[o->base_type].unit));
 	profile_add_type(d, "new", profile_str(new, new->types[o->new_type].unit));
 	profile_add_type(d, "base_samples", "count");
@@ -70,22 +80,35 @@ struct profile *diff_build(const struct profile *base, const struct profile *new
 	/* difffolded.pl -n: base counts scaled so both totals match. */
 	if (o->normalize && t1 && t1 != t2)
 		scale = (double)t2 / (double)t1;
-	add_side(d, base, o->base_type, T_BASE, scale);
-	add_side(d, new, o->new_type, T_NEW, 1.0);
+	if (!profile_failed(d)) /* else a type is missing */
+		add_side(d, base, o->base_type, T_BASE, scale);
+	if (!profile_failed(d))
+		add_side(d, new, o->new_type, T_NEW, 1.0);
+	if (profile_failed(d)) {
+		profile_free(d);
+		error_set(err, ERR_NOMEM, "diff: out of memory");
+		return NULL;
+	}
 	return d;
 }
 
-void diff_nodes_compute(const struct profile *d, struct diff_nodes *dn)
+int diff_nodes_compute(const struct profile *d, struct diff_nodes *dn)
 {
 	size_t n = d->nr_nodes;
-	int64_t *tmp = xmalloc(st_mult(n, sizeof(int64_t)));
+	int64_t *tmp = alloc_array(NULL, n, sizeof(int64_t));
 
-	dn->base_total = xmalloc(st_mult(n, sizeof(int64_t)));
-	dn->new_total = xmalloc(st_mult(n, sizeof(int64_t)));
-	dn->base_self = xmalloc(st_mult(n, sizeof(int64_t)));
-	dn->new_self = xmalloc(st_mult(n, sizeof(int64_t)));
-	dn->base_count = xmalloc(st_mult(n, sizeof(double)));
-	dn->new_count = xmalloc(st_mult(n, sizeof(double)));
+	dn->base_total = alloc_array(NULL, n, sizeof(int64_t));
+	dn->new_total = alloc_array(NULL, n, sizeof(int64_t));
+	dn->base_self = alloc_array(NULL, n, sizeof(int64_t));
+	dn->new_self = alloc_array(NULL, n, sizeof(int64_t));
+	dn->base_count = alloc_array(NULL, n, sizeof(double));
+	dn->new_count = alloc_array(NULL, n, sizeof(double));
+	if (!tmp || !dn->base_total || !dn->new_total || !dn->base_self || !dn->new_self ||
+	    !dn->base_count || !dn->new_count) {
+		free(tmp);
+		diff_nodes_release(dn);
+		return ERR_NOMEM;
+	}
 	profile_node_totals(d, T_BASE, dn->base_total, dn->base_self);
 	profile_node_totals(d, T_NEW, dn->new_total, dn->new_self);
 	profile_node_totals(d, T_BASE_N, tmp, NULL);
@@ -99,6 +122,7 @@ void diff_nodes_compute(const struct profile *d, struct diff_nodes *dn)
 	free(tmp);
 	dn->base_eff = diff_effective_samples(d, false);
 	dn->new_eff = diff_effective_samples(d, true);
+	return 0;
 }
 
 void diff_nodes_release(struct diff_nodes *dn)
@@ -143,7 +167,11 @@ size_t diff_functions(struct profile *d, struct diff_func **out)
 	}
 	/* Every run lists the same keys in the same order (frames are shared). */
 	n = nr[0];
-	res = xcalloc(n + 1, sizeof(*res));
+	res = profile_failed(d) ? NULL : calloc(n + 1, sizeof(*res));
+	if (!res) { /* the CLI dies, a server's d is failed */
+		profile_nomem(d);
+		n = 0;
+	}
 	for (size_t i = 0; i < n; i++) {
 		res[i].key = fs[0][i].key;
 		res[i].base_total = fs[T_BASE][i].total;
@@ -167,11 +195,14 @@ size_t diff_functions(struct profile *d, struct diff_func **out)
 	return n;
 }
 
-static void json_frame_path(struct strbuf *sb, const struct profile *d, uint32_t node,
+/* False when memory ran out. */
+static bool json_frame_path(struct strbuf *sb, const struct profile *d, uint32_t node,
 			    uint32_t **buf, size_t *alloc)
 {
 	size_t depth = profile_node_stack(d, node, buf, alloc);
 
+	if (depth == SIZE_MAX)
+		return false;
 	strbuf_addch(sb, '[');
 	for (size_t i = 0; i < depth; i++) {
 		uint32_t name = d->frames[(*buf)[i]].name;
@@ -181,6 +212,7 @@ static void json_frame_path(struct strbuf *sb, const struct profile *d, uint32_t
 		strbuf_add_json(sb, profile_str(d, name), strtab_len(&d->strs, name));
 	}
 	strbuf_addch(sb, ']');
+	return true;
 }
 
 void diff_json_interval(struct strbuf *sb, const char *side, const struct stats_share *sh)
@@ -192,14 +224,18 @@ void diff_json_interval(struct strbuf *sb, const char *side, const struct stats_
 
 int diff_write_json(struct profile *d, double alpha, FILE *f, struct error *err)
 {
-	struct strbuf sb = STRBUF_INIT;
+	struct strbuf sb = STRBUF_INIT_MAX(SIZE_MAX); /* checked: ERR_NOMEM below */
 	struct diff_nodes dn;
 	struct diff_func *fn;
 	size_t nf = diff_functions(d, &fn);
 	uint32_t *buf = NULL;
 	size_t alloc = 0;
+	bool nomem = profile_failed(d);
 
-	diff_nodes_compute(d, &dn);
+	if (nomem || diff_nodes_compute(d, &dn) < 0) {
+		free(fn);
+		return error_set(err, ERR_NOMEM, "diff: out of memory");
+	}
 	strbuf_addf(&sb, "{\"version\":1,\"unit\":");
 	strbuf_add_json(&sb, profile_str(d, d->types[0].unit),
 			strtab_len(&d->strs, d->types[0].unit));
@@ -229,24 +265,31 @@ int diff_write_json(struct profile *d, double alpha, FILE *f, struct error *err)
 		double p = diff_node_p(&dn, n);
 
 		strbuf_addstr(&sb, n > 1 ? ",\n{\"stack\":" : "\n{\"stack\":");
-		json_frame_path(&sb, d, n, &buf, &alloc);
+		if (!json_frame_path(&sb, d, n, &buf, &alloc)) {
+			nomem = true;
+			break;
+		}
 		strbuf_addf(&sb,
 			    ",\"base_total\":%" PRId64 ",\"new_total\":%" PRId64
 			    ",\"base_self\":%" PRId64 ",\"new_self\":%" PRId64 ",\"p\":%.6g,"
 			    "\"significant\":%s}",
 			    dn.base_total[n], dn.new_total[n], dn.base_self[n], dn.new_self[n], p,
 			    p < alpha ? "true" : "false");
-		if (sb.len > (1 << 20)) {
+		if (sb.len > (1 << 20) && !strbuf_error(&sb)) {
 			strbuf_write(&sb, f);
 			strbuf_reset(&sb);
 		}
 	}
 	strbuf_addstr(&sb, "]}\n");
-	strbuf_write(&sb, f);
+	nomem |= strbuf_error(&sb) != 0;
+	if (!nomem)
+		strbuf_write(&sb, f);
 	strbuf_release(&sb);
 	free(buf);
 	free(fn);
 	diff_nodes_release(&dn);
+	if (nomem)
+		return error_set(err, ERR_NOMEM, "diff: out of memory");
 	if (ferror(f))
 		return error_set(err, ERR_IO, "write error: %s", strerror(errno));
 	return 0;

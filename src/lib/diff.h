@@ -32,7 +32,8 @@ struct diff_nodes {
 	double base_eff, new_eff;	/* effective samples of each side (stats.h) */
 };
 
-void diff_nodes_compute(const struct profile *d, struct diff_nodes *dn);
+/* 0, or ERR_NOMEM (nothing to release). */
+int diff_nodes_compute(const struct profile *d, struct diff_nodes *dn);
 void diff_nodes_release(struct diff_nodes *dn);
 
 /*

@@ -129,7 +129,10 @@ static uint32_t named_frame(struct folded_reader *r, const char *name, size_t le
 	if (s >= r->frame_of_alloc) {
 		size_t old = r->frame_of_alloc;
 
-		ALLOC_GROW(r->frame_of, s + 1, r->frame_of_alloc);
+		if (ALLOC_TRY_GROW(r->frame_of, (size_t)s + 1, r->frame_of_alloc) < 0) {
+			profile_nomem(r->p);
+			return 0;
+		}
 		memset(r->frame_of + old, 0xff, (r->frame_of_alloc - old) * sizeof(uint32_t));
 	}
 	if (r->frame_of[s] == UINT32_MAX)
@@ -141,6 +144,10 @@ static int add_counts(struct folded_reader *r, uint32_t node, const struct count
 		      struct error *err)
 {
 	int64_t vals[2];
+	int rc;
+
+	if (profile_failed(r->p)) /* its types may be missing */
+		return error_set(err, ERR_NOMEM, "%s:%zu: out of memory", r->in->name, r->lineno);
 
 	for (int i = 0; i < n; i++) {
 		if (c[i].nfrac > r->p->types[i].decimals &&
@@ -151,7 +158,10 @@ static int add_counts(struct folded_reader *r, uint32_t node, const struct count
 			return error_set(err, ERR_LIMIT, "%s:%zu: count overflows 64 bits",
 					 r->in->name, r->lineno);
 	}
-	if (profile_add_sample(r->p, node, 0, vals))
+	rc = profile_add_sample(r->p, node, 0, vals);
+	if (rc == ERR_NOMEM)
+		return error_set(err, ERR_NOMEM, "%s:%zu: out of memory", r->in->name, r->lineno);
+	if (rc)
 		return error_set(err, ERR_LIMIT, "%s:%zu: sum of counts overflows 64 bits",
 				 r->in->name, r->lineno);
 	return 0;
@@ -198,9 +208,19 @@ static uint32_t stack_node(struct folded_reader *r, const char *s, size_t len)
 			node = profile_child(r->p, node, f);
 		}
 		if (depth + 1 > r->prev_alloc) {
-			ALLOC_GROW(r->prev_end, depth + 1, r->prev_alloc);
-			r->prev_node =
-				xrealloc(r->prev_node, st_mult(r->prev_alloc, sizeof(uint32_t)));
+			size_t alloc = r->prev_alloc;
+			uint32_t *nodes = NULL;
+
+			if (ALLOC_TRY_GROW(r->prev_end, depth + 1, alloc) == 0)
+				nodes = alloc_array(r->prev_node, alloc, sizeof(uint32_t));
+			if (!nodes) { /* the next line shares nothing with this one */
+				profile_nomem(r->p);
+				r->prev = NULL;
+				r->prev_len = r->prev_depth = 0;
+				return node;
+			}
+			r->prev_node = nodes;
+			r->prev_alloc = alloc;
 		}
 		r->prev_end[depth] = end;
 		r->prev_node[depth] = node;
@@ -417,8 +437,10 @@ int folded_read(const struct input *in, const struct read_options *o, struct pro
 	int rc = 0;
 
 	r.p = profile_new();
+	if (!r.p)
+		return error_set(err, ERR_NOMEM, "%s: out of memory", in->name);
 	r.p->keep_order = o && o->keep_order;
-	while (s < end && !rc) {
+	while (s < end && !rc && !profile_failed(r.p)) {
 		const char *nl = memchr(s, '\n', (size_t)(end - s));
 		size_t len = nl ? (size_t)(nl - s) : (size_t)(end - s);
 
@@ -432,6 +454,8 @@ int folded_read(const struct input *in, const struct read_options *o, struct pro
 	free(r.prev_end);
 	free(r.prev_node);
 	free(r.frame_of);
+	if (!rc && profile_failed(r.p))
+		rc = error_set(err, ERR_NOMEM, "%s:%zu: out of memory", in->name, r.lineno);
 	if (!rc)
 		rc = line_check_end(&c, in->name, err);
 	if (rc) {
@@ -466,8 +490,9 @@ struct fold_writer {
 	int ntypes;
 	uint32_t types[2];
 	int64_t *self[2];
-	bool *below; /* some sample with a value lies strictly below the node */
-	struct strbuf line;
+	bool *below;	    /* some sample with a value lies strictly below the node */
+	struct strbuf line; /* checked: an allocation that fails sets nomem */
+	bool nomem;	    /* memory ran out: the output is incomplete (ERR_NOMEM) */
 };
 
 static int token_cmp(const void *x, const void *y)
@@ -526,7 +551,12 @@ static size_t make_tokens(struct fold_writer *w, const uint32_t *nodes, size_t n
 			const char *key = profile_str(p, name);
 			uint32_t len = strtab_len(&p->strs, name);
 
-			ALLOC_GROW(t, nr + 2, alloc);
+			if (ALLOC_TRY_GROW(t, nr + 2, alloc) < 0) {
+				w->nomem = true;
+				free(t);
+				*out = NULL;
+				return 0;
+			}
 			t[nr++] = (struct token){key, len, false, c};
 			if (w->below[c])
 				t[nr++] = (struct token){key, len + 1, true, c};
@@ -560,7 +590,10 @@ static void emit_self(struct fold_writer *w, const struct token *t, size_t n, si
 		strbuf_addstr(&w->line, num);
 	}
 	strbuf_addch(&w->line, '\n');
-	fwrite(w->line.buf, 1, w->line.len, w->f);
+	if (strbuf_error(&w->line))
+		w->nomem = true;
+	else
+		fwrite(w->line.buf, 1, w->line.len, w->f);
 }
 
 struct level {
@@ -577,7 +610,10 @@ static void write_tree(struct fold_writer *w)
 	uint32_t root = 0, *group = NULL;
 	size_t group_alloc = 0;
 
-	ALLOC_GROW(stack, 1, alloc);
+	if (ALLOC_TRY_GROW(stack, 1, alloc) < 0) {
+		w->nomem = true;
+		return;
+	}
 	stack[0].nr = make_tokens(w, &root, 1, &stack[0].tokens);
 	stack[0].pos = 0;
 	stack[0].prefix_len = 0;
@@ -586,7 +622,7 @@ static void write_tree(struct fold_writer *w)
 		struct level *l = &stack[depth - 1];
 		size_t start = l->pos, end = start + 1, prefix_len;
 
-		if (start >= l->nr) {
+		if (start >= l->nr || w->nomem) { /* without memory: unwound, freed */
 			free(l->tokens);
 			depth--;
 			continue;
@@ -598,14 +634,18 @@ static void write_tree(struct fold_writer *w)
 			emit_self(w, l->tokens + start, end - start, l->prefix_len);
 			continue;
 		}
-		ALLOC_GROW(group, end - start, group_alloc);
+		if (ALLOC_TRY_GROW(group, end - start, group_alloc) < 0 ||
+		    ALLOC_TRY_GROW(stack, depth + 1, alloc) < 0) {
+			w->nomem = true;
+			continue;
+		}
+		l = &stack[depth - 1]; /* the stack may have moved */
 		for (size_t i = start; i < end; i++)
 			group[i - start] = l->tokens[i].node;
 		strbuf_setlen(&w->line, l->prefix_len);
 		append_name(&w->line, l->tokens[start].key, l->tokens[start].len - 1);
 		strbuf_addch(&w->line, ';');
 		prefix_len = w->line.len;
-		ALLOC_GROW(stack, depth + 1, alloc);
 		l = &stack[depth];
 		l->nr = make_tokens(w, group, end - start, &l->tokens);
 		l->pos = 0;
@@ -622,10 +662,16 @@ static int write_folded(const struct profile *p, const uint32_t *types, int ntyp
 	struct fold_writer w = {.p = p, .f = f, .ntypes = ntypes};
 	char num[64];
 
-	w.below = xcalloc(p->nr_nodes, sizeof(bool));
+	w.below = calloc(p->nr_nodes, sizeof(bool));
 	for (int k = 0; k < ntypes; k++) {
 		w.types[k] = types[k];
-		w.self[k] = xcalloc(p->nr_nodes, sizeof(int64_t));
+		w.self[k] = calloc(p->nr_nodes, sizeof(int64_t));
+		if (!w.below || !w.self[k]) {
+			for (int j = 0; j <= k; j++)
+				free(w.self[j]);
+			free(w.below);
+			return error_set(err, ERR_NOMEM, "out of memory writing folded stacks");
+		}
 		for (uint32_t s = 0; s < p->nr_samples; s++)
 			w.self[k][p->samples[s].node] += profile_sample_values(p, s)[types[k]];
 	}
@@ -637,7 +683,7 @@ static int write_folded(const struct profile *p, const uint32_t *types, int ntyp
 		if (here || w.below[n])
 			w.below[p->nodes[n].parent] = true;
 	}
-	strbuf_init(&w.line, 256);
+	strbuf_init_max(&w.line, SIZE_MAX);
 	/* Samples on the root itself (an empty stack) come first: "" sorts lowest. */
 	if (w.self[0][0] || (ntypes > 1 && w.self[1][0])) {
 		for (int k = 0; k < ntypes; k++) {
@@ -651,6 +697,8 @@ static int write_folded(const struct profile *p, const uint32_t *types, int ntyp
 	for (int k = 0; k < ntypes; k++)
 		free(w.self[k]);
 	free(w.below);
+	if (w.nomem)
+		return error_set(err, ERR_NOMEM, "out of memory writing folded stacks");
 	if (ferror(f))
 		return error_set(err, ERR_IO, "write error: %s", strerror(errno));
 	return 0;

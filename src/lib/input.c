@@ -55,8 +55,14 @@ static int gunzip_grow(struct gunzip *g, struct error *err)
 	if (g->cap >= g->max)
 		return error_set(err, ERR_LIMIT, "%s: inflates to more than %zu bytes", g->name,
 				 g->max);
-	g->cap = MIN(MAX(g->cap, GUNZIP_MIN_GROW / 2) * 2, g->max);
-	g->buf = xrealloc(g->buf, st_add(g->cap, 1));
+	size_t cap = MIN(MAX(g->cap, GUNZIP_MIN_GROW / 2) * 2, g->max);
+	char *buf = realloc(g->buf, cap + 1);
+
+	if (!buf)
+		return error_set(err, ERR_NOMEM, "%s: out of memory inflating %zu bytes", g->name,
+				 cap);
+	g->buf = buf;
+	g->cap = cap;
 	return 0;
 }
 
@@ -72,7 +78,12 @@ static int gunzip_bad_data(const struct gunzip *g, struct error *err)
 	if (inflateInit2(&zs, 15 + 32) != Z_OK)
 		return error_set(err, ERR_FORMAT, "%s: corrupt gzip data at byte %zu", g->name,
 				 g->pos);
-	scratch = xmalloc(1 << 16);
+	scratch = malloc(1 << 16);
+	if (!scratch) {
+		inflateEnd(&zs);
+		return error_set(err, ERR_NOMEM, "%s: out of memory reading corrupt gzip data",
+				 g->name);
+	}
 	zs.next_in = (Bytef *)(g->in + g->pos);
 	while (rc == Z_OK) {
 		zs.avail_in = (uInt)MIN((size_t)(end - zs.next_in), (size_t)UINT32_MAX);
@@ -127,7 +138,12 @@ int input_gunzip(const char *name, const void *data, size_t len, size_t max, cha
 	if (!d)
 		return error_set(err, ERR_NOMEM, "%s: out of memory for a decompressor", name);
 	g.cap = first_cap(g.in, len, max);
-	g.buf = xmalloc(st_add(g.cap, 1));
+	g.buf = g.cap < SIZE_MAX ? malloc(g.cap + 1) : NULL;
+	if (!g.buf) {
+		libdeflate_free_decompressor(d);
+		return error_set(err, ERR_NOMEM, "%s: out of memory inflating %zu bytes", name,
+				 g.cap);
+	}
 	/* Concatenated gzip members are one stream, as gunzip treats them. */
 	do {
 		rc = gunzip_member(&g, d, err);
@@ -138,8 +154,11 @@ int input_gunzip(const char *name, const void *data, size_t len, size_t max, cha
 		return rc;
 	}
 	/* A trailer that promised more than came: give the rest back. */
-	if (g.cap - g.used > GUNZIP_MIN_GROW && g.cap - g.used > g.used / 4)
-		g.buf = xrealloc(g.buf, g.used + 1);
+	if (g.cap - g.used > GUNZIP_MIN_GROW && g.cap - g.used > g.used / 4) {
+		char *shrunk = realloc(g.buf, g.used + 1);
+
+		g.buf = shrunk ? shrunk : g.buf;
+	}
 	g.buf[g.used] = '\0';
 	*out = g.buf;
 	*out_len = g.used;
@@ -260,7 +279,10 @@ int input_from_buf(struct input *in, const char *name, const void *data, size_t 
 	in->name = name;
 	if (!input_is_gzip(data, len)) {
 		/* Copy so the NUL-terminator promise holds. */
-		in->heap = xmemdup(data, len);
+		in->heap = alloc_memdup(data, len);
+		if (!in->heap)
+			return error_set(err, ERR_NOMEM, "%s: out of memory for %zu bytes", name,
+					 len);
 		in->data = in->heap;
 		in->len = len;
 		return 0;

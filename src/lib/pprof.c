@@ -81,6 +81,12 @@ struct pprof_reader {
 	size_t ids_alloc;
 };
 
+/* Memory ran out (the server reports it, the CLI dies with it). */
+static int nomem(const struct pprof_reader *r)
+{
+	return error_set(r->err, ERR_NOMEM, "%s: out of memory reading pprof data", r->name);
+}
+
 /*
  * Build m over n ids read through get(); kind names the message in
  * errors ("location").  Ids must be nonzero and unique.
@@ -100,7 +106,9 @@ static int idmap_build(struct pprof_reader *r, struct idmap *m, size_t n,
 		dense &= id <= n;
 	}
 	if (dense) {
-		m->dense = xcalloc(n ? n : 1, sizeof(*m->dense));
+		m->dense = calloc(n ? n : 1, sizeof(*m->dense));
+		if (!m->dense)
+			return nomem(r);
 		for (size_t i = 0; i < n; i++) {
 			uint64_t id = get(r->pb, i);
 
@@ -112,7 +120,9 @@ static int idmap_build(struct pprof_reader *r, struct idmap *m, size_t n,
 		}
 		return 0;
 	}
-	m->sorted = xmalloc(st_mult(n, sizeof(*m->sorted)));
+	m->sorted = alloc_array(NULL, n ? n : 1, sizeof(*m->sorted));
+	if (!m->sorted)
+		return nomem(r);
 	for (size_t i = 0; i < n; i++)
 		m->sorted[i] = (struct idpair){get(r->pb, i), (uint32_t)i};
 	if (n > 1)
@@ -179,7 +189,9 @@ static int check_strings(struct pprof_reader *r)
 	if (r->pb->string_table[0][0])
 		return error_set(r->err, ERR_FORMAT, "%s: string_table[0] is not the empty string",
 				 r->name);
-	r->strmap = xmalloc(st_mult(r->pb->n_string_table, sizeof(*r->strmap)));
+	r->strmap = alloc_array(NULL, r->pb->n_string_table, sizeof(*r->strmap));
+	if (!r->strmap)
+		return nomem(r);
 	memset(r->strmap, 0xff, r->pb->n_string_table * sizeof(*r->strmap));
 	r->strmap[0] = 0;
 	return 0;
@@ -267,7 +279,11 @@ static int read_header(struct pprof_reader *r)
 			return bad_str(r, "comment", i, "string", c);
 		if (read_decimals_comment(r, str_at(r, c)))
 			continue;
-		ALLOC_GROW(p->comments, p->nr_comments + 1, p->alloc_comments);
+		size_t alloc = p->alloc_comments;
+
+		if (ALLOC_TRY_GROW(p->comments, (size_t)p->nr_comments + 1, alloc) < 0)
+			return nomem(r);
+		p->alloc_comments = (uint32_t)MIN(alloc, UINT32_MAX);
 		p->comments[p->nr_comments++] = str_id(r, c);
 	}
 	return read_default_type(r);
@@ -291,8 +307,10 @@ static int read_mappings(struct pprof_reader *r)
 
 	if (rc)
 		return rc;
-	r->map_module = xcalloc(pb->n_mapping + 1, sizeof(*r->map_module));
-	r->map_flags = xcalloc(pb->n_mapping + 1, sizeof(*r->map_flags));
+	r->map_module = calloc(pb->n_mapping + 1, sizeof(*r->map_module));
+	r->map_flags = calloc(pb->n_mapping + 1, sizeof(*r->map_flags));
+	if (!r->map_module || !r->map_flags)
+		return nomem(r);
 	for (size_t i = 0; i < pb->n_mapping; i++) {
 		const PbMapping *m = &pb->mapping[i];
 		int64_t name = m->filename;
@@ -395,7 +413,8 @@ static int read_location(struct pprof_reader *r, const PbLocation *l, size_t *nr
 					 r->name, l->id, l->mapping_id);
 		f.module = r->map_module[map];
 	}
-	ALLOC_GROW(r->loc_frames, st_add(*nr, MAX(l->n_line, 1)), *alloc);
+	if (ALLOC_TRY_GROW(r->loc_frames, st_add(*nr, MAX(l->n_line, 1)), *alloc) < 0)
+		return nomem(r);
 	if (!l->n_line) {
 		f.addr = l->address;
 		f.flags = (map >= 0 ? r->map_flags[map] : 0) | FRAME_UNSYMBOLIZED;
@@ -424,9 +443,11 @@ static int read_locations(struct pprof_reader *r)
 
 	if (rc)
 		return rc;
-	r->loc_off = xmalloc(st_mult(pb->n_location + 1, sizeof(*r->loc_off)));
+	r->loc_off = alloc_array(NULL, pb->n_location + 1, sizeof(*r->loc_off));
 	/* A location has its lines' frames or one: room for all at once. */
-	ALLOC_GROW(r->loc_frames, st_add(pb->n_lines, pb->n_location), alloc);
+	if (!r->loc_off ||
+	    ALLOC_TRY_GROW(r->loc_frames, st_add(pb->n_lines, pb->n_location), alloc) < 0)
+		return nomem(r);
 	for (size_t i = 0; i < pb->n_location; i++) {
 		r->loc_off[i] = (uint32_t)nr;
 		if ((rc = read_location(r, &pb->location[i], &nr, &alloc)))
@@ -445,7 +466,8 @@ static int sample_stack(struct pprof_reader *r, size_t i, size_t *depth)
 	const uint64_t *ids;
 	size_t d = 0;
 
-	ALLOC_GROW(r->ids, s->n_location_id, r->ids_alloc);
+	if (ALLOC_TRY_GROW(r->ids, s->n_location_id, r->ids_alloc) < 0)
+		return nomem(r);
 	ids = pbd_sample_ids(r->pb, s, r->ids);
 
 	for (size_t k = s->n_location_id; k-- > 0;) {
@@ -468,7 +490,8 @@ static int sample_stack(struct pprof_reader *r, size_t i, size_t *depth)
 				"%s: sample %zu: stacks expand to too many frames in total",
 				r->name, i);
 		r->frame_budget -= n;
-		ALLOC_GROW(r->stack, d + n, r->stack_alloc);
+		if (ALLOC_TRY_GROW(r->stack, d + n, r->stack_alloc) < 0)
+			return nomem(r);
 		/* Mostly one frame (no inlining): a store, not a call to memcpy. */
 		if (n == 1)
 			r->stack[d] = r->loc_frames[off];
@@ -485,7 +508,8 @@ static int sample_labels(struct pprof_reader *r, size_t i, uint32_t *set)
 	const PbSample *s = &r->pb->sample[i];
 	const struct pbd_label *ls = pbd_labels(r->pb, s);
 
-	ALLOC_GROW(r->labels, s->n_label, r->labels_alloc);
+	if (ALLOC_TRY_GROW(r->labels, s->n_label, r->labels_alloc) < 0)
+		return nomem(r);
 	for (size_t j = 0; j < s->n_label; j++) {
 		const struct pbd_label *l = &ls[j];
 		struct label *out = &r->labels[j];
@@ -605,21 +629,27 @@ static int read_samples(struct pprof_reader *r)
 	while (size < 2 * pb->n_sample)
 		size <<= 1;
 	mask = size - 1;
-	t = xcalloc(size, sizeof(*t));
+	t = calloc(size, sizeof(*t));
+	if (!t)
+		return nomem(r);
 	for (size_t i = 0; i < pb->n_sample && rc == 0; i++) {
 		const PbSample *s = &pb->sample[i];
 		uint32_t labels = 0, node;
 
-		if (s->n_value != r->p->nr_types)
+		if (profile_failed(r->p))
+			rc = nomem(r);
+		else if (s->n_value != r->p->nr_types)
 			rc = error_set(r->err, ERR_FORMAT,
 				       "%s: sample %zu: %u values for %u sample types", r->name, i,
 				       s->n_value, r->p->nr_types);
 		else if ((rc = sample_node(r, t, mask, i, &node)) == 0 &&
 			 (rc = sample_labels(r, i, &labels)) == 0 &&
-			 profile_add_sample(r->p, node, labels, pbd_values(pb, s)))
-			rc = error_set(r->err, ERR_LIMIT,
-				       "%s: sample %zu: sum of values overflows 64 bits", r->name,
-				       i);
+			 (rc = profile_add_sample(r->p, node, labels, pbd_values(pb, s))))
+			rc = rc == ERR_NOMEM
+				     ? nomem(r)
+				     : error_set(r->err, ERR_LIMIT,
+						 "%s: sample %zu: sum of values overflows 64 bits",
+						 r->name, i);
 	}
 	free(t);
 	return rc;
@@ -645,6 +675,8 @@ static int read_profile(struct pprof_reader *r)
 
 	if ((rc = check_strings(r)) || (rc = read_types(r)))
 		return rc;
+	if (profile_failed(r->p)) /* a type is missing */
+		return nomem(r);
 	reserve(r);
 	if ((rc = read_header(r)) || (rc = read_mappings(r)) || (rc = read_functions(r)) ||
 	    (rc = read_locations(r)))
@@ -707,9 +739,13 @@ int pprof_read(const struct input *in, const struct read_options *o, struct prof
 	}
 	r.pb = &pb;
 	r.p = profile_new();
-	r.p->keep_order = o && o->keep_order;
-	r.frame_budget = st_add(FRAME_BUDGET_MIN, st_mult(len, 64));
-	rc = read_profile(&r);
+	if (r.p) {
+		r.p->keep_order = o && o->keep_order;
+		r.frame_budget = st_add(FRAME_BUDGET_MIN, st_mult(len, 64));
+		rc = read_profile(&r);
+	}
+	if (!r.p || (rc == 0 && profile_failed(r.p)))
+		rc = nomem(&r);
 	reader_release(&r);
 	pbd_release(&pb);
 	free(inflated); /* after the samples: their packed ids point into it */

@@ -57,13 +57,17 @@ static int fail(struct rd *r, const uint8_t *at, const char *why)
 			 r->field, why, (size_t)(at - r->base));
 }
 
-/* ARR, with *ROOM bytes, grown to at least BYTES (its contents kept). */
+/* ARR, with *ROOM bytes, grown to at least BYTES (its contents kept); NULL: no memory, ARR kept. */
 static void *room_for(void *arr, size_t *room, size_t bytes)
 {
+	void *p;
+
 	if (bytes <= *room)
 		return arr;
-	*room = bytes;
-	return xrealloc(arr, bytes);
+	p = realloc(arr, bytes);
+	if (p)
+		*room = bytes;
+	return p;
 }
 
 /*
@@ -76,6 +80,7 @@ static void *grow(struct rd *r, void *arr, int which, size_t need, size_t size, 
 {
 	struct pbd_profile *pb = r->pb;
 	size_t *alloc = &pb->alloc[which], n;
+	void *p;
 
 	*rc = 0;
 	if (need <= *alloc)
@@ -89,9 +94,15 @@ static void *grow(struct rd *r, void *arr, int which, size_t need, size_t size, 
 				pb->cap >> 20);
 		return arr;
 	}
+	p = room_for(arr, &pb->room[which], st_mult(n, size));
+	if (!p) {
+		*rc = error_set(r->err, ERR_NOMEM, "%s: out of memory decoding pprof data",
+				r->name);
+		return arr;
+	}
 	pb->used += (n - *alloc) * size;
 	*alloc = n;
-	return room_for(arr, &pb->room[which], st_mult(n, size));
+	return p;
 }
 
 /* Grow array lvalue ARR to NEED elements; the error code into RC, and its value. */
@@ -886,9 +897,15 @@ int pbd_decode(struct pbd_profile *pb, const char *name, const void *data, size_
 	pb->cap = cap;
 	rc = read_message(&r, data, (const uint8_t *)data + len, &profile_msg, pb);
 	if (rc == 0 && pb->n_string_table) {
-		pb->string_table = room_for(pb->string_table, &pb->room[A_STRING_TABLE],
-					    st_mult(pb->n_string_table, sizeof(*pb->string_table)));
-		for (size_t i = 0; i < pb->n_string_table; i++)
+		const char **t = room_for(pb->string_table, &pb->room[A_STRING_TABLE],
+					  st_mult(pb->n_string_table, sizeof(*pb->string_table)));
+
+		if (!t)
+			rc = error_set(err, ERR_NOMEM, "%s: out of memory decoding pprof data",
+				       name);
+		else
+			pb->string_table = t;
+		for (size_t i = 0; t && i < pb->n_string_table; i++)
 			pb->string_table[i] = pb->strings + r.str_off[i];
 	}
 	/* The offsets go with the arrays, to the next decode or to pbd_release. */

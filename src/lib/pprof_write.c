@@ -54,7 +54,36 @@ struct pprof_writer {
 	struct idhash loc_index;
 	uint32_t *loc_node; /* location id - 1 -> a node ending that run */
 	uint32_t nr_locs, alloc_locs;
+	bool nomem; /* an allocation failed: the output is incomplete (ERR_NOMEM) */
 };
+
+/* ALLOC_GROW for the writer's uint32_t counts; false (w->nomem) when it cannot. */
+static bool grow32(struct pprof_writer *w, void *pptr, size_t elem, size_t nr, uint32_t *alloc)
+{
+	size_t a = *alloc;
+
+	if (nr <= a)
+		return true;
+	if (nr > UINT32_MAX || alloc_grow(pptr, elem, nr, &a) < 0) {
+		w->nomem = true;
+		return false;
+	}
+	*alloc = (uint32_t)MIN(a, UINT32_MAX);
+	return true;
+}
+#define GROW32(w, x, nr, alloc) grow32((w), &(x), sizeof(*(x)), (nr), &(alloc))
+
+/* The id of string S in the output (0 when memory runs out: w->nomem). */
+static uint32_t out_intern(struct pprof_writer *w, const char *s, size_t len)
+{
+	uint32_t id;
+
+	if (strtab_try_intern(&w->strs, s, len, &id) < 0) {
+		w->nomem = true;
+		return 0;
+	}
+	return id;
+}
 
 static void zflush(struct pprof_writer *w, int mode)
 {
@@ -132,14 +161,14 @@ static void put_message(struct pprof_writer *w, unsigned field, const ProtobufCM
 static int64_t out_str(struct pprof_writer *w, uint32_t id)
 {
 	if (!w->strmap[id])
-		w->strmap[id] = 1 + strtab_intern(&w->strs, profile_str(w->p, id),
-						  strtab_len(&w->p->strs, id));
+		w->strmap[id] =
+			1 + out_intern(w, profile_str(w->p, id), strtab_len(&w->p->strs, id));
 	return w->strmap[id] - 1;
 }
 
 static int64_t out_cstr(struct pprof_writer *w, const char *s)
 {
-	return strtab_intern_str(&w->strs, s);
+	return out_intern(w, s, strlen(s));
 }
 
 /* The function id of (name, file). */
@@ -151,11 +180,15 @@ static uint64_t function_of(struct pprof_writer *w, uint32_t name, uint32_t file
 		if (w->fns[id][0] == name && w->fns[id][1] == file)
 			return id + 1;
 	}
-	ALLOC_GROW(w->fns, w->nr_fns + 1, w->alloc_fns);
+	if (!GROW32(w, w->fns, (size_t)w->nr_fns + 1, w->alloc_fns) ||
+	    idhash_try_reserve(&w->fn_index, (size_t)w->nr_fns + 1) < 0) {
+		w->nomem = true;
+		return 0;
+	}
 	id = w->nr_fns++;
 	w->fns[id][0] = name;
 	w->fns[id][1] = file;
-	idhash_insert(&w->fn_index, hash, id);
+	idhash_insert(&w->fn_index, hash, id); /* reserved: cannot fail */
 	return id + 1;
 }
 
@@ -173,7 +206,8 @@ static struct pw_mapping *mapping_of(struct pprof_writer *w, const struct frame 
 	if (!key)
 		return NULL;
 	if (!w->map_of_key[key]) {
-		ALLOC_GROW(w->maps, w->nr_maps + 1, w->alloc_maps);
+		if (!GROW32(w, w->maps, (size_t)w->nr_maps + 1, w->alloc_maps))
+			return NULL;
 		memset(&w->maps[w->nr_maps], 0, sizeof(w->maps[0]));
 		w->maps[w->nr_maps].name = key == w->kernel_key && key == w->p->strs.nr
 						   ? (uint32_t)out_cstr(w, KERNEL_MAPPING)
@@ -189,9 +223,13 @@ static void find_runs(struct pprof_writer *w)
 {
 	const struct profile *p = w->p;
 
-	w->head = xmalloc(st_mult(p->nr_nodes, sizeof(*w->head)));
-	w->run_hash = xmalloc(st_mult(p->nr_nodes, sizeof(*w->run_hash)));
-	w->loc_of_node = xcalloc(p->nr_nodes, sizeof(*w->loc_of_node));
+	w->head = alloc_array(NULL, p->nr_nodes, sizeof(*w->head));
+	w->run_hash = alloc_array(NULL, p->nr_nodes, sizeof(*w->run_hash));
+	w->loc_of_node = calloc(p->nr_nodes, sizeof(*w->loc_of_node));
+	if (!w->head || !w->run_hash || !w->loc_of_node) {
+		w->nomem = true; /* pprof_write() stops here */
+		return;
+	}
 	w->head[0] = 0;
 	w->run_hash[0] = 0;
 	for (uint32_t n = 1; n < p->nr_nodes; n++) {
@@ -231,10 +269,14 @@ static uint64_t location_of(struct pprof_writer *w, uint32_t n)
 		if (same_run(w, n, w->loc_node[id]))
 			return w->loc_of_node[n] = id + 1;
 	}
-	ALLOC_GROW(w->loc_node, w->nr_locs + 1, w->alloc_locs);
+	if (!GROW32(w, w->loc_node, (size_t)w->nr_locs + 1, w->alloc_locs) ||
+	    idhash_try_reserve(&w->loc_index, (size_t)w->nr_locs + 1) < 0) {
+		w->nomem = true;
+		return 0;
+	}
 	id = w->nr_locs++;
 	w->loc_node[id] = n;
-	idhash_insert(&w->loc_index, hash, id);
+	idhash_insert(&w->loc_index, hash, id); /* reserved: cannot fail */
 	return w->loc_of_node[n] = id + 1;
 }
 
@@ -252,7 +294,10 @@ static size_t sample_locations(struct pprof_writer *w, uint32_t node, struct sam
 	size_t n = 0;
 
 	while (node) {
-		ALLOC_GROW(b->locs, n + 1, b->alloc_locs);
+		if (ALLOC_TRY_GROW(b->locs, n + 1, b->alloc_locs) < 0) {
+			w->nomem = true;
+			break;
+		}
 		b->locs[n++] = location_of(w, node);
 		node = w->p->nodes[w->head[node]].parent;
 	}
@@ -289,10 +334,17 @@ static size_t sample_labels(struct pprof_writer *w, uint32_t set, struct sample_
 	const struct label *pl = labels_of(w->p, w->p->profile_labels, &np);
 
 	if (b->alloc_labels < ns + np) {
+		PbLabel *l = alloc_array(b->labels, ns + np, sizeof(*b->labels));
+		PbLabel **ptrs = l ? alloc_array(b->label_ptrs, ns + np, sizeof(*ptrs)) : NULL;
+
+		if (l)
+			b->labels = l;
+		if (!ptrs) {
+			w->nomem = true;
+			return 0;
+		}
+		b->label_ptrs = ptrs;
 		b->alloc_labels = ns + np;
-		b->labels = xrealloc(b->labels, st_mult(b->alloc_labels, sizeof(*b->labels)));
-		b->label_ptrs =
-			xrealloc(b->label_ptrs, st_mult(b->alloc_labels, sizeof(*b->label_ptrs)));
 	}
 	for (size_t i = 0; i < ns; i++)
 		add_label(w, b, n++, &sl[i]);
@@ -312,7 +364,7 @@ static void write_samples(struct pprof_writer *w)
 	const struct profile *p = w->p;
 	struct sample_buf b = {0};
 
-	for (uint32_t s = 0; s < p->nr_samples; s++) {
+	for (uint32_t s = 0; s < p->nr_samples && !w->nomem; s++) {
 		Perftools__Profiles__Sample m = PERFTOOLS__PROFILES__SAMPLE__INIT;
 
 		m.n_location_id = sample_locations(w, p->samples[s].node, &b);
@@ -388,9 +440,18 @@ static void write_locations(struct pprof_writer *w)
 		for (uint32_t n = w->loc_node[id - 1]; w->head[n] != n; n = p->nodes[n].parent)
 			len++;
 		if (len > alloc) {
+			Perftools__Profiles__Line *l = alloc_array(lines, len, sizeof(*lines));
+			Perftools__Profiles__Line **pt =
+				l ? alloc_array(ptrs, len, sizeof(*ptrs)) : NULL;
+
+			if (l)
+				lines = l;
+			if (!pt) {
+				w->nomem = true;
+				break;
+			}
+			ptrs = pt;
 			alloc = len;
-			lines = xrealloc(lines, st_mult(alloc, sizeof(*lines)));
-			ptrs = xrealloc(ptrs, st_mult(alloc, sizeof(*ptrs)));
 		}
 		write_location(w, id, lines, ptrs, &alloc);
 	}
@@ -460,10 +521,15 @@ static void write_trailer(struct pprof_writer *w, const int64_t *comments, size_
 static int64_t *trailer_strings(struct pprof_writer *w, size_t *nc)
 {
 	const struct profile *p = w->p;
-	int64_t *c = xmalloc(st_mult(st_add(p->nr_comments, p->nr_types), sizeof(*c)));
+	int64_t *c = alloc_array(NULL, (size_t)p->nr_comments + p->nr_types + 1, sizeof(*c));
 	size_t n = 0;
 	char buf[64];
 
+	*nc = 0;
+	if (!c) {
+		w->nomem = true;
+		return NULL;
+	}
 	if (p->period_type.type || p->period_type.unit) {
 		out_str(w, p->period_type.type);
 		out_str(w, p->period_type.unit);
@@ -495,11 +561,12 @@ static void writer_init(struct pprof_writer *w, const struct profile *p, FILE *f
 	w->buf.append = buf_append;
 	w->p = p;
 	w->f = f;
-	strtab_init(&w->strs);
-	w->strmap = xcalloc(p->strs.nr, sizeof(*w->strmap));
+	w->nomem = strtab_try_init(&w->strs) < 0;
+	w->strmap = calloc(p->strs.nr ? p->strs.nr : 1, sizeof(*w->strmap));
 	/* Kernel frames share the mapping named KERNEL_MAPPING; key nr is a free slot. */
 	w->kernel_key = k == IDHASH_NONE ? p->strs.nr : k;
-	w->map_of_key = xcalloc(st_add(p->strs.nr, 1), sizeof(*w->map_of_key));
+	w->map_of_key = calloc((size_t)p->strs.nr + 1, sizeof(*w->map_of_key));
+	w->nomem |= !w->strmap || !w->map_of_key;
 }
 
 static void writer_release(struct pprof_writer *w)
@@ -519,12 +586,19 @@ static void writer_release(struct pprof_writer *w)
 
 int pprof_write(const struct profile *p, FILE *f, struct error *err)
 {
-	struct pprof_writer *w = xmalloc(sizeof(*w));
-	int64_t *comments;
-	size_t nc;
+	struct pprof_writer *w = malloc(sizeof(*w));
+	int64_t *comments = NULL;
+	size_t nc = 0;
 	bool failed;
 
+	if (!w)
+		return error_set(err, ERR_NOMEM, "pprof: out of memory");
 	writer_init(w, p, f);
+	if (w->nomem) {
+		writer_release(w);
+		free(w);
+		return error_set(err, ERR_NOMEM, "pprof: out of memory");
+	}
 	if (deflateInit2(&w->zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
 			 Z_DEFAULT_STRATEGY) != Z_OK) {
 		writer_release(w);
@@ -532,21 +606,33 @@ int pprof_write(const struct profile *p, FILE *f, struct error *err)
 		return error_set(err, ERR_IO, "cannot initialise zlib");
 	}
 	find_runs(w);
-	write_header(w);
-	write_samples(w);
-	write_locations(w);
-	comments = trailer_strings(w, &nc);
-	if (p->nr_types)
+	/* Without memory the output stops; each step is safe after a failure in it. */
+	if (!w->nomem)
+		write_header(w);
+	if (!w->nomem)
+		write_samples(w);
+	if (!w->nomem)
+		write_locations(w);
+	if (!w->nomem)
+		comments = trailer_strings(w, &nc);
+	if (!w->nomem && p->nr_types)
 		out_str(w, p->types[p->default_type].type);
-	write_tables(w);
-	write_strings(w);
-	write_trailer(w, comments, nc);
+	if (!w->nomem)
+		write_tables(w);
+	if (!w->nomem)
+		write_strings(w);
+	if (!w->nomem)
+		write_trailer(w, comments, nc);
 	w->zs.avail_in = 0;
 	zflush(w, Z_FINISH);
 	deflateEnd(&w->zs);
 	failed = w->zerr || ferror(f);
 	free(comments);
 	writer_release(w);
+	if (w->nomem) {
+		free(w);
+		return error_set(err, ERR_NOMEM, "pprof: out of memory");
+	}
 	free(w);
 	if (failed)
 		return error_set(err, ERR_IO, "write error: %s", strerror(errno));

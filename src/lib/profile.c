@@ -2,19 +2,77 @@
 #include "util/common.h"
 #include "lib/profile.h"
 
+/*
+ * Allocation failure: the command-line tools die, as x*alloc do; the
+ * server (profile_set_nomem_errors()) marks the profile failed and goes
+ * on, with ids that stay valid (the root, string 0, frame or type 0), and
+ * whoever built it returns ERR_NOMEM.
+ */
+static bool nomem_errors;
+
+void profile_set_nomem_errors(bool on)
+{
+	nomem_errors = on;
+}
+
+static void nomem(struct profile *p)
+{
+	if (!nomem_errors)
+		die("out of memory building a profile");
+	p->failed = true;
+}
+
+void profile_nomem(struct profile *p)
+{
+	nomem(p);
+}
+
+/* ALLOC_GROW for the uint32_t counts of a profile; false when P failed. */
+static bool grow32(struct profile *p, void *pptr, size_t elem, size_t nr, uint32_t *alloc)
+{
+	size_t a = *alloc;
+
+	if (nr <= a)
+		return true;
+	if (nr > UINT32_MAX || alloc_grow(pptr, elem, nr, &a) < 0) {
+		nomem(p);
+		return false;
+	}
+	*alloc = a > UINT32_MAX ? UINT32_MAX : (uint32_t)a;
+	return true;
+}
+#define GROW32(p, x, nr, alloc) grow32((p), &(x), sizeof(*(x)), (nr), &(alloc))
+
+/* The first frames and types: a failed profile's frame or type 0 is always there, zeroed. */
+#define FIRST_FRAMES 16
+
 struct profile *profile_new(void)
 {
-	struct profile *p = xcalloc(1, sizeof(*p));
+	struct profile *p = calloc(1, sizeof(*p));
 
-	strtab_init(&p->strs);
+	if (!p || strtab_try_init(&p->strs) < 0) {
+		free(p);
+		if (!nomem_errors)
+			die("out of memory building a profile");
+		return NULL;
+	}
+	p->nodes = calloc(1, sizeof(*p->nodes));
+	p->label_off = calloc(2, sizeof(*p->label_off));
+	p->frames = calloc(FIRST_FRAMES, sizeof(*p->frames));
+	p->types = calloc(1, sizeof(*p->types));
+	if (!p->nodes || !p->label_off || !p->frames || !p->types) {
+		profile_free(p);
+		if (!nomem_errors)
+			die("out of memory building a profile");
+		return NULL;
+	}
 	/* Node 0: the root, its own parent. */
-	ALLOC_GROW(p->nodes, 1, p->alloc_nodes);
-	memset(&p->nodes[0], 0, sizeof(p->nodes[0]));
+	p->alloc_nodes = 1;
 	p->nr_nodes = 1;
 	/* Label set 0: empty. */
-	ALLOC_GROW(p->label_off, 2, p->alloc_labelsets);
-	p->label_off[0] = p->label_off[1] = 0;
+	p->alloc_labelsets = 2;
 	p->nr_labelsets = 1;
+	p->alloc_frames = FIRST_FRAMES;
 	return p;
 }
 
@@ -40,16 +98,36 @@ void profile_free(struct profile *p)
 	free(p);
 }
 
+uint32_t profile_intern_mem(struct profile *p, const char *s, size_t len)
+{
+	uint32_t id;
+
+	if (!nomem_errors)
+		return strtab_intern(&p->strs, s, len);
+	if (strtab_try_intern(&p->strs, s, len, &id) < 0) {
+		nomem(p);
+		return 0;
+	}
+	return id;
+}
+
 uint32_t profile_intern_str(struct profile *p, const char *s)
 {
-	return strtab_intern(&p->strs, s, strlen(s));
+	return profile_intern_mem(p, s, strlen(s));
 }
 
 uint32_t profile_add_type(struct profile *p, const char *type, const char *unit)
 {
+	struct sample_type *types;
+
 	if (p->nr_samples)
 		BUG("sample type added after samples");
-	p->types = xrealloc(p->types, st_mult(p->nr_types + 1, sizeof(*p->types)));
+	types = alloc_array(p->types, (size_t)p->nr_types + 1, sizeof(*p->types));
+	if (!types) {
+		nomem(p);
+		return 0;
+	}
+	p->types = types;
 	p->types[p->nr_types].type = profile_intern_str(p, type);
 	p->types[p->nr_types].unit = profile_intern_str(p, unit);
 	p->types[p->nr_types].decimals = 0;
@@ -102,10 +180,14 @@ uint32_t profile_intern_frame(struct profile *p, const struct frame *f)
 
 	if (id != IDHASH_NONE)
 		return id;
-	ALLOC_GROW(p->frames, p->nr_frames + 1, p->alloc_frames);
+	if (!GROW32(p, p->frames, (size_t)p->nr_frames + 1, p->alloc_frames) ||
+	    idhash_try_reserve(&p->frame_index, (size_t)p->nr_frames + 1) < 0) {
+		nomem(p);
+		return 0;
+	}
 	id = p->nr_frames++;
 	p->frames[id] = *f;
-	idhash_insert(&p->frame_index, hash, id);
+	idhash_insert(&p->frame_index, hash, id); /* reserved: cannot fail */
 	return id;
 }
 
@@ -113,7 +195,7 @@ uint32_t profile_frame_named(struct profile *p, const char *name, size_t len)
 {
 	struct frame f = {0};
 
-	f.name = profile_intern(p, name, len);
+	f.name = profile_intern_mem(p, name, len);
 	return profile_intern_frame(p, &f);
 }
 
@@ -169,19 +251,26 @@ static void child_link(struct profile *p, uint32_t id)
 /*
  * Buckets for at least want hashed nodes (load factor 1, at least
  * doubling), relinking the hashed ones: the work is that of the hash, not
- * of the tree.
+ * of the tree.  Without memory the buckets stay (chains grow longer), or
+ * there are none and P failed.
  */
-static void child_rehash(struct profile *p, size_t want)
+static bool child_rehash(struct profile *p, size_t want)
 {
 	size_t old = p->child_buckets ? (size_t)p->child_mask + 1 : 0;
 	size_t size = old ? old * 2 : CHILD_BUCKETS_MIN;
-	uint32_t *buckets = p->child_buckets;
+	uint32_t *buckets = p->child_buckets, *fresh;
 
 	while (size < want)
 		size *= 2;
 	if (size > ((size_t)1 << 32) - 1)
 		die("call tree over 2^32 buckets");
-	p->child_buckets = xcalloc(size, sizeof(uint32_t));
+	fresh = calloc(size, sizeof(uint32_t));
+	if (!fresh) {
+		if (!old)
+			nomem(p);
+		return old != 0;
+	}
+	p->child_buckets = fresh;
 	p->child_mask = (uint32_t)(size - 1);
 	for (size_t b = 0; b < old; b++) {
 		for (uint32_t id = buckets[b], next; id; id = next) {
@@ -190,6 +279,7 @@ static void child_rehash(struct profile *p, size_t want)
 		}
 	}
 	free(buckets);
+	return true;
 }
 
 /*
@@ -201,8 +291,11 @@ static void child_index(struct profile *p, uint32_t parent, uint32_t id)
 	uint32_t nr = p->nodes[parent].nr_children;
 	uint32_t add = nr == CHILD_INDEX_MIN ? nr : 1;
 
-	if (!p->child_buckets || (size_t)p->nr_indexed + add > (size_t)p->child_mask + 1)
-		child_rehash(p, (size_t)p->nr_indexed + add);
+	if ((!p->child_buckets || (size_t)p->nr_indexed + add > (size_t)p->child_mask + 1) &&
+	    !child_rehash(p, (size_t)p->nr_indexed + add)) {
+		p->nodes[parent].nr_children = CHILD_INDEX_MIN - 1; /* searched as a list */
+		return;
+	}
 	p->nr_indexed += add;
 	if (add == 1) {
 		child_link(p, id);
@@ -212,12 +305,12 @@ static void child_index(struct profile *p, uint32_t parent, uint32_t id)
 		child_link(p, c);
 }
 
-/* Room for n more nodes. */
-static void nodes_grow(struct profile *p, size_t n)
+/* Room for n more nodes; false when P failed. */
+static bool nodes_grow(struct profile *p, size_t n)
 {
 	if (n > UINT32_MAX - p->nr_nodes)
 		die("call tree over 2^32 nodes");
-	ALLOC_GROW(p->nodes, p->nr_nodes + n, p->alloc_nodes);
+	return GROW32(p, p->nodes, (size_t)p->nr_nodes + n, p->alloc_nodes);
 }
 
 /* A new child of parent for frame, in room nodes_grow() made. */
@@ -239,7 +332,8 @@ uint32_t profile_child(struct profile *p, uint32_t parent, uint32_t frame)
 
 	if (id)
 		return id;
-	nodes_grow(p, 1);
+	if (!nodes_grow(p, 1))
+		return parent;
 	return child_add(p, parent, frame);
 }
 
@@ -253,7 +347,8 @@ uint32_t profile_stack(struct profile *p, const uint32_t *frames, size_t n)
 	if (i == n)
 		return node;
 	/* Below a new node every node is new: no lookups, and room made once. */
-	nodes_grow(p, n - i);
+	if (!nodes_grow(p, n - i))
+		return node;
 	for (; i < n; i++)
 		node = child_add(p, node, frames[i]);
 	return node;
@@ -305,13 +400,19 @@ static int label_pos_cmp(const void *a, const void *b, void *arg)
 	return (x > y) - (x < y);
 }
 
-/* A stable sort by key: insertion for a few labels, positions through qsort_r for many. */
+/*
+ * A stable sort by key: insertion for a few labels, positions through
+ * qsort_r for many (without memory for them, insertion too).
+ */
 static void labels_sort(struct label *l, size_t n)
 {
 	struct label *copy;
 	uint32_t *pos;
 
-	if (n <= LABELS_SMALL) {
+	pos = n > LABELS_SMALL ? alloc_array(NULL, n, sizeof(*pos)) : NULL;
+	copy = pos ? alloc_array(NULL, n, sizeof(*copy)) : NULL;
+	if (!copy) {
+		free(pos);
 		for (size_t i = 1; i < n; i++) {
 			struct label t = l[i];
 			size_t j = i;
@@ -322,8 +423,6 @@ static void labels_sort(struct label *l, size_t n)
 		}
 		return;
 	}
-	pos = xmalloc(st_mult(n, sizeof(*pos)));
-	copy = xmalloc(st_mult(n, sizeof(*copy)));
 	for (size_t i = 0; i < n; i++)
 		pos[i] = (uint32_t)i;
 	qsort_r(pos, n, sizeof(*pos), label_pos_cmp, l);
@@ -350,7 +449,8 @@ static size_t labels_normalize(struct label *l, size_t n)
 /*
  * The n labels in as a set: in itself when it is one already, else a
  * normalized copy in buf (LABELS_SMALL entries) or in *copy, which the
- * caller frees.  *n becomes the size of the set.
+ * caller frees.  *n becomes the size of the set.  NULL: no memory (the
+ * CLI dies).
  */
 static const struct label *labels_prepare(const struct label *in, size_t *n, struct label *buf,
 					  struct label **copy)
@@ -360,8 +460,13 @@ static const struct label *labels_prepare(const struct label *in, size_t *n, str
 	*copy = NULL;
 	if (labels_normal(in, *n))
 		return in;
-	if (*n > LABELS_SMALL)
-		l = *copy = xmalloc(st_mult(*n, sizeof(*l)));
+	if (*n > LABELS_SMALL) {
+		l = *copy = alloc_array(NULL, *n, sizeof(*l));
+		if (!l && !nomem_errors)
+			die("out of memory: a set of %zu labels", *n);
+		if (!l)
+			return NULL;
+	}
 	memcpy(l, in, *n * sizeof(*l));
 	*n = labels_normalize(l, *n);
 	return l;
@@ -392,6 +497,8 @@ uint32_t profile_find_labels(const struct profile *p, const struct label *in, si
 	if (!n)
 		return 0;
 	l = labels_prepare(in, &n, buf, &copy);
+	if (!l)
+		return IDHASH_NONE;
 	id = labels_lookup(p, l, n, labels_hash(l, n));
 	free(copy);
 	return id;
@@ -413,24 +520,35 @@ uint32_t profile_intern_labels(struct profile *p, const struct label *in, size_t
 	if (!n)
 		return 0;
 	l = labels_prepare(in, &n, buf, &copy);
+	if (!l) {
+		nomem(p);
+		return 0;
+	}
 	hash = labels_hash(l, n);
 	id = labels_lookup(p, l, n, hash);
 	if (id != IDHASH_NONE)
 		goto out;
+	id = 0; /* the empty set, when memory runs out */
 	/* Labels used in place may be a slice of this profile's, which growing moves. */
 	if (l == in && labels_inside(p, in)) {
 		size_t off = (size_t)(in - p->labels);
 
-		ALLOC_GROW(p->labels, st_add(p->nr_labels, n), p->alloc_labels);
+		if (!GROW32(p, p->labels, (size_t)p->nr_labels + n, p->alloc_labels))
+			goto out;
 		l = p->labels + off;
 	}
-	ALLOC_GROW(p->labels, st_add(p->nr_labels, n), p->alloc_labels);
+	if (!GROW32(p, p->labels, (size_t)p->nr_labels + n, p->alloc_labels) ||
+	    !GROW32(p, p->label_off, (size_t)p->nr_labelsets + 2, p->alloc_labelsets))
+		goto out;
+	if (idhash_try_reserve(&p->labelset_index, (size_t)p->nr_labelsets + 1) < 0) {
+		nomem(p);
+		goto out;
+	}
 	memcpy(p->labels + p->nr_labels, l, n * sizeof(*l));
 	p->nr_labels += (uint32_t)n;
-	ALLOC_GROW(p->label_off, p->nr_labelsets + 2, p->alloc_labelsets);
 	id = p->nr_labelsets++;
 	p->label_off[id + 1] = p->nr_labels;
-	idhash_insert(&p->labelset_index, hash, id);
+	idhash_insert(&p->labelset_index, hash, id); /* reserved: cannot fail */
 out:
 	free(copy);
 	return id;
@@ -458,20 +576,27 @@ static inline uint32_t *sample_slot(const struct profile *p, uint32_t node, uint
 	}
 }
 
-/* Slots for n samples at half load (at least doubling); put every sample back. */
-static void sample_rehash(struct profile *p, size_t n)
+/* Slots for n samples at half load (at least doubling); put every sample back.  False: P failed. */
+static bool sample_rehash(struct profile *p, size_t n)
 {
 	size_t size = p->sample_slots ? ((size_t)p->sample_mask + 1) * 2 : SAMPLE_SLOTS_MIN;
+	uint32_t *slots;
 
 	while (size < st_mult(n, 2))
 		size *= 2;
 	if (size > ((size_t)1 << 31))
 		die("hash table over 2^31 slots");
+	slots = calloc(size, sizeof(*p->sample_slots));
+	if (!slots) {
+		nomem(p);
+		return false;
+	}
 	free(p->sample_slots);
-	p->sample_slots = xcalloc(size, sizeof(*p->sample_slots));
+	p->sample_slots = slots;
 	p->sample_mask = (uint32_t)(size - 1);
 	for (uint32_t id = 0; id < p->nr_samples; id++)
 		*sample_slot(p, p->samples[id].node, p->samples[id].labels) = id + 1;
+	return true;
 }
 
 uint32_t profile_find_sample(const struct profile *p, uint32_t node, uint32_t labels)
@@ -481,26 +606,36 @@ uint32_t profile_find_sample(const struct profile *p, uint32_t node, uint32_t la
 	return slot && *slot ? *slot - 1 : IDHASH_NONE;
 }
 
-static void samples_grow(struct profile *p, size_t n)
+/* Room for N samples; false when P failed. */
+static bool samples_grow(struct profile *p, size_t n)
 {
 	uint32_t alloc = p->alloc_samples;
+	int64_t *values;
 
-	ALLOC_GROW(p->samples, n, alloc);
-	p->values = xrealloc(p->values, st_mult(st_mult(alloc, p->nr_types), sizeof(int64_t)));
+	if (!GROW32(p, p->samples, n, alloc))
+		return false;
+	values = alloc_array(p->values, (size_t)alloc * p->nr_types, sizeof(int64_t));
+	if (!values) {
+		nomem(p); /* samples may have grown: alloc_samples, the smaller, bounds both */
+		return false;
+	}
+	p->values = values;
 	p->alloc_samples = alloc;
+	return true;
 }
 
-/* The id of the sample (node, labels), added with zero values when missing. */
+/* The id of the sample (node, labels), added with zero values when missing; IDHASH_NONE: P failed. */
 static uint32_t sample_get(struct profile *p, uint32_t node, uint32_t labels)
 {
 	uint32_t *slot = p->sample_slots ? sample_slot(p, node, labels) : NULL, id;
 
 	if (slot && *slot)
 		return *slot - 1;
-	if (p->nr_samples >= p->alloc_samples)
-		samples_grow(p, (size_t)p->nr_samples + 1);
+	if (p->nr_samples >= p->alloc_samples && !samples_grow(p, (size_t)p->nr_samples + 1))
+		return IDHASH_NONE;
 	if (!slot || ((size_t)p->nr_samples + 1) * 2 > (size_t)p->sample_mask + 1) {
-		sample_rehash(p, (size_t)p->nr_samples + 1);
+		if (!sample_rehash(p, (size_t)p->nr_samples + 1))
+			return IDHASH_NONE;
 		slot = sample_slot(p, node, labels);
 	}
 	id = p->nr_samples++;
@@ -516,13 +651,21 @@ static uint32_t sample_get(struct profile *p, uint32_t node, uint32_t labels)
 void profile_reserve(struct profile *p, const struct profile_counts *n)
 {
 	size_t nodes = st_add(p->nr_nodes, n->nodes), samples = st_add(p->nr_samples, n->samples);
+	size_t frames = st_add(p->nr_frames, n->frames);
 
-	strtab_reserve(&p->strs, n->strings, n->string_bytes);
-	ALLOC_GROW(p->frames, st_add(p->nr_frames, n->frames), p->alloc_frames);
-	idhash_reserve(&p->frame_index, st_add(p->nr_frames, n->frames));
-	ALLOC_GROW(p->nodes, nodes, p->alloc_nodes);
-	if (samples > p->alloc_samples)
-		samples_grow(p, samples);
+	if (!nomem_errors) {
+		strtab_reserve(&p->strs, n->strings, n->string_bytes);
+		idhash_reserve(&p->frame_index, frames);
+	} else if (strtab_try_reserve(&p->strs, n->strings, n->string_bytes) < 0 ||
+		   idhash_try_reserve(&p->frame_index, frames) < 0) {
+		nomem(p);
+		return;
+	}
+	if (!GROW32(p, p->frames, frames, p->alloc_frames) ||
+	    !GROW32(p, p->nodes, nodes, p->alloc_nodes))
+		return;
+	if (samples > p->alloc_samples && !samples_grow(p, samples))
+		return;
 	if (n->samples && (!p->sample_slots || samples * 2 > (size_t)p->sample_mask + 1))
 		sample_rehash(p, samples);
 }
@@ -543,11 +686,20 @@ static int sample_add(struct profile *p, uint32_t id, const int64_t *values)
 	if (p->keep_order) {
 		size_t alloc = p->alloc_order;
 
-		ALLOC_GROW(p->order, p->nr_order + 1, alloc);
-		if (alloc != p->alloc_order)
-			p->order_values =
-				xrealloc(p->order_values,
-					 st_mult(st_mult(alloc, p->nr_types), sizeof(int64_t)));
+		if (ALLOC_TRY_GROW(p->order, p->nr_order + 1, alloc) < 0) {
+			nomem(p);
+			return ERR_NOMEM;
+		}
+		if (alloc != p->alloc_order) {
+			int64_t *ov =
+				alloc_array(p->order_values, alloc * p->nr_types, sizeof(int64_t));
+
+			if (!ov) {
+				nomem(p); /* order may have grown: alloc_order, the smaller, bounds both */
+				return ERR_NOMEM;
+			}
+			p->order_values = ov;
+		}
 		p->alloc_order = alloc;
 		memcpy(p->order_values + p->nr_order * p->nr_types, values,
 		       p->nr_types * sizeof(int64_t));
@@ -558,7 +710,9 @@ static int sample_add(struct profile *p, uint32_t id, const int64_t *values)
 
 int profile_add_sample(struct profile *p, uint32_t node, uint32_t labels, const int64_t *values)
 {
-	return sample_add(p, sample_get(p, node, labels), values);
+	uint32_t id = sample_get(p, node, labels);
+
+	return id == IDHASH_NONE ? ERR_NOMEM : sample_add(p, id, values);
 }
 
 int profile_add_sample_near(struct profile *p, uint32_t node, uint32_t labels,
@@ -569,7 +723,7 @@ int profile_add_sample_near(struct profile *p, uint32_t node, uint32_t labels,
 	if (id >= p->nr_samples || p->samples[id].node != node || p->samples[id].labels != labels)
 		id = sample_get(p, node, labels);
 	*sample = id;
-	return sample_add(p, id, values);
+	return id == IDHASH_NONE ? ERR_NOMEM : sample_add(p, id, values);
 }
 
 static int64_t pow10i(uint32_t d)
@@ -649,7 +803,11 @@ size_t profile_node_stack(const struct profile *p, uint32_t node, uint32_t **buf
 
 	for (uint32_t n = node; n; n = p->nodes[n].parent)
 		depth++;
-	ALLOC_GROW(*buf, depth, *alloc);
+	if (ALLOC_TRY_GROW(*buf, depth, *alloc) < 0) {
+		if (!nomem_errors)
+			die("out of memory for a stack of %zu frames", depth);
+		return SIZE_MAX;
+	}
 	for (size_t i = depth; node; node = p->nodes[node].parent)
 		(*buf)[--i] = p->nodes[node].frame;
 	return depth;

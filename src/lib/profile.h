@@ -126,7 +126,19 @@ struct profile {
 	uint32_t profile_labels; /* label set of the whole profile */
 	uint32_t *comments;
 	uint32_t nr_comments, alloc_comments;
+	/*
+	 * An allocation failed while building it (the functions above that
+	 * return ids cannot say so): it is incomplete, and whoever built it
+	 * returns ERR_NOMEM instead of it.  Sticky.
+	 */
+	bool failed;
 };
+
+/* Whether an allocation failed while building P (the caller returns ERR_NOMEM). */
+static inline bool profile_failed(const struct profile *p)
+{
+	return p->failed;
+}
 
 /* An empty profile with no sample types; free with profile_free(). */
 struct profile *profile_new(void);
@@ -137,9 +149,24 @@ static inline const char *profile_str(const struct profile *p, uint32_t id)
 	return strtab_str(&p->strs, id);
 }
 
+/*
+ * Allocation failure while building a profile: the command-line tools
+ * die (the default); with ON, as in the server, the profile is marked
+ * failed instead (profile_failed()), its building functions return ids
+ * that stay valid (string, frame, type 0, the node above) or ERR_NOMEM,
+ * profile_new() returns NULL, and the library functions that build
+ * profiles return ERR_NOMEM.  Set once, before any thread starts.
+ */
+void profile_set_nomem_errors(bool on);
+
+/* An allocation for P's building failed elsewhere: die, or mark P failed (as above). */
+void profile_nomem(struct profile *p);
+
+uint32_t profile_intern_mem(struct profile *p, const char *s, size_t len);
+
 static inline uint32_t profile_intern(struct profile *p, const char *s, size_t len)
 {
-	return strtab_intern(&p->strs, s, len);
+	return profile_intern_mem(p, s, len);
 }
 
 uint32_t profile_intern_str(struct profile *p, const char *s);
@@ -253,7 +280,10 @@ void profile_node_totals(const struct profile *p, uint32_t type, int64_t *out, i
 void profile_node_totals_where(const struct profile *p, uint32_t type, uint32_t where, int64_t *out,
 			       int64_t *self);
 
-/* The frame ids of node's stack, root first; returns the depth. */
+/*
+ * The frame ids of node's stack, root first; returns the depth (SIZE_MAX
+ * when memory runs out in the server, profile_set_nomem_errors()).
+ */
 size_t profile_node_stack(const struct profile *p, uint32_t node, uint32_t **buf, size_t *alloc);
 
 /*

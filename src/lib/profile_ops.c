@@ -16,28 +16,35 @@ struct idmap {
 	uint32_t *strs, *frames, *nodes, *labelsets;
 };
 
-static void idmap_init(struct idmap *m, const struct profile *src, struct profile *dst)
-{
-	m->src = src;
-	m->dst = dst;
-	m->strs = xmalloc(st_mult(src->strs.nr, sizeof(uint32_t)));
-	memset(m->strs, 0xff, src->strs.nr * sizeof(uint32_t));
-	m->frames = xmalloc(st_mult(src->nr_frames + 1, sizeof(uint32_t)));
-	memset(m->frames, 0xff, (src->nr_frames + 1) * sizeof(uint32_t));
-	m->nodes = xmalloc(st_mult(src->nr_nodes, sizeof(uint32_t)));
-	memset(m->nodes, 0xff, src->nr_nodes * sizeof(uint32_t));
-	m->nodes[0] = 0;
-	m->labelsets = xmalloc(st_mult(src->nr_labelsets, sizeof(uint32_t)));
-	memset(m->labelsets, 0xff, src->nr_labelsets * sizeof(uint32_t));
-	m->labelsets[0] = 0;
-}
-
 static void idmap_release(struct idmap *m)
 {
 	free(m->strs);
 	free(m->frames);
 	free(m->nodes);
 	free(m->labelsets);
+}
+
+/* ERR_NOMEM (nothing to release) when memory runs out (the CLI dies). */
+static int idmap_init(struct idmap *m, const struct profile *src, struct profile *dst)
+{
+	m->src = src;
+	m->dst = dst;
+	m->strs = alloc_array(NULL, src->strs.nr, sizeof(uint32_t));
+	m->frames = alloc_array(NULL, (size_t)src->nr_frames + 1, sizeof(uint32_t));
+	m->nodes = alloc_array(NULL, src->nr_nodes, sizeof(uint32_t));
+	m->labelsets = alloc_array(NULL, src->nr_labelsets, sizeof(uint32_t));
+	if (!m->strs || !m->frames || !m->nodes || !m->labelsets) {
+		idmap_release(m);
+		profile_nomem(dst);
+		return ERR_NOMEM;
+	}
+	memset(m->strs, 0xff, src->strs.nr * sizeof(uint32_t));
+	memset(m->frames, 0xff, (src->nr_frames + 1) * sizeof(uint32_t));
+	memset(m->nodes, 0xff, src->nr_nodes * sizeof(uint32_t));
+	m->nodes[0] = 0;
+	memset(m->labelsets, 0xff, src->nr_labelsets * sizeof(uint32_t));
+	m->labelsets[0] = 0;
+	return 0;
 }
 
 static uint32_t map_str(struct idmap *m, uint32_t id)
@@ -76,8 +83,12 @@ static uint32_t map_labelset(struct idmap *m, uint32_t id)
 	if (m->labelsets[id] == UINT32_MAX) {
 		size_t n;
 		const struct label *l = profile_labels(m->src, id, &n);
-		struct label *copy = xmalloc(st_mult(n, sizeof(*copy)));
+		struct label *copy = alloc_array(NULL, n ? n : 1, sizeof(*copy));
 
+		if (!copy) {
+			profile_nomem(m->dst);
+			return 0;
+		}
 		for (size_t i = 0; i < n; i++) {
 			copy[i] = l[i];
 			copy[i].key = map_str(m, l[i].key);
@@ -99,6 +110,8 @@ static void copy_header(struct idmap *m)
 	for (uint32_t t = 0; t < src->nr_types; t++) {
 		profile_add_type(dst, profile_str(src, src->types[t].type),
 				 profile_str(src, src->types[t].unit));
+		if (profile_failed(dst)) /* the type is missing: the caller stops */
+			return;
 		dst->types[t].decimals = src->types[t].decimals;
 	}
 	dst->default_type = src->default_type;
@@ -109,7 +122,13 @@ static void copy_header(struct idmap *m)
 	dst->duration_nanos = src->duration_nanos;
 	dst->profile_labels = map_labelset(m, src->profile_labels);
 	for (uint32_t i = 0; i < src->nr_comments; i++) {
-		ALLOC_GROW(dst->comments, dst->nr_comments + 1, dst->alloc_comments);
+		size_t alloc = dst->alloc_comments;
+
+		if (ALLOC_TRY_GROW(dst->comments, (size_t)dst->nr_comments + 1, alloc) < 0) {
+			profile_nomem(dst);
+			return;
+		}
+		dst->alloc_comments = (uint32_t)MIN(alloc, UINT32_MAX);
 		dst->comments[dst->nr_comments++] = map_str(m, src->comments[i]);
 	}
 }
@@ -140,11 +159,17 @@ int profile_merge(struct profile *dst, const struct profile *src, struct error *
 	int ret = 0;
 
 	if (!dst->nr_types && !dst->nr_samples) {
-		idmap_init(&m, src, dst);
+		if (idmap_init(&m, src, dst) < 0)
+			return error_set(err, ERR_NOMEM, "out of memory merging profiles");
 		copy_header(&m);
+		if (profile_failed(dst)) {
+			idmap_release(&m);
+			return error_set(err, ERR_NOMEM, "out of memory merging profiles");
+		}
 	} else {
 		if (!same_types(dst, src)) {
-			struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
+			/* Checked: without memory the message lists no types. */
+			struct strbuf a = STRBUF_INIT_MAX(4096), b = STRBUF_INIT_MAX(4096);
 
 			describe_types(dst, &a);
 			describe_types(src, &b);
@@ -155,7 +180,8 @@ int profile_merge(struct profile *dst, const struct profile *src, struct error *
 			strbuf_release(&b);
 			return ERR_USAGE;
 		}
-		idmap_init(&m, src, dst);
+		if (idmap_init(&m, src, dst) < 0)
+			return error_set(err, ERR_NOMEM, "out of memory merging profiles");
 		if (dst->duration_nanos < src->duration_nanos)
 			dst->duration_nanos = src->duration_nanos;
 	}
@@ -178,6 +204,8 @@ int profile_merge(struct profile *dst, const struct profile *src, struct error *
 						 map_labelset(&m, src->samples[s].labels), vals);
 	}
 	idmap_release(&m);
+	if (ret == ERR_NOMEM || profile_failed(dst))
+		return error_set(err, ERR_NOMEM, "out of memory merging profiles");
 	if (ret)
 		return error_set(err, ERR_LIMIT, "merged values overflow 64 bits");
 	return 0;
@@ -343,25 +371,44 @@ size_t profile_functions_where(struct profile *p, uint32_t type, uint32_t where,
 			       struct func_stat **out)
 {
 	uint32_t nr_frames = p->nr_frames;
-	uint32_t *key_of = xmalloc(st_mult(nr_frames + 1, sizeof(uint32_t)));
+	uint32_t *key_of = alloc_array(NULL, (size_t)nr_frames + 1, sizeof(uint32_t));
 	uint32_t *slot_of, *stamp, nr = 0;
-	struct strbuf sb = STRBUF_INIT;
+	struct strbuf sb = STRBUF_INIT_MAX(SIZE_MAX);
 	struct func_stat *stats;
 
-	for (uint32_t f = 0; f < nr_frames; f++)
+	for (uint32_t f = 0; key_of && f < nr_frames; f++)
 		key_of[f] = func_key_of(p, f, by, &sb);
+	if (strbuf_error(&sb))
+		profile_nomem(p); /* keys are missing */
 	strbuf_release(&sb);
 	/* Dense slots per distinct key. */
-	slot_of = xmalloc(st_mult(p->strs.nr, sizeof(uint32_t)));
+	slot_of = alloc_array(NULL, p->strs.nr, sizeof(uint32_t));
+	stats = calloc((size_t)nr_frames + 1, sizeof(*stats));
+	/* No memory: none (the CLI dies, a server's P is failed). */
+	if (!key_of || !slot_of || !stats || profile_failed(p)) {
+		free(key_of);
+		free(slot_of);
+		free(stats);
+		profile_nomem(p);
+		*out = NULL;
+		return 0;
+	}
 	memset(slot_of, 0xff, p->strs.nr * sizeof(uint32_t));
-	stats = xcalloc(nr_frames + 1, sizeof(*stats));
 	for (uint32_t f = 0; f < nr_frames; f++) {
 		if (slot_of[key_of[f]] == UINT32_MAX) {
 			slot_of[key_of[f]] = nr;
 			stats[nr++].key = key_of[f];
 		}
 	}
-	stamp = xcalloc(nr + 1, sizeof(uint32_t));
+	stamp = calloc((size_t)nr + 1, sizeof(uint32_t));
+	if (!stamp) {
+		free(key_of);
+		free(slot_of);
+		free(stats);
+		profile_nomem(p);
+		*out = NULL;
+		return 0;
+	}
 	for (uint32_t s = 0; s < p->nr_samples; s++) {
 		const int64_t *vals = profile_sample_values(p, s);
 		int64_t v = vals[type];
@@ -447,9 +494,14 @@ static void push_children(struct node_heap *h, const struct profile *p, uint32_t
  */
 static bool *select_heaviest(const struct profile *p, const int64_t *total, uint32_t max_nodes)
 {
-	bool *keep = xcalloc(p->nr_nodes, sizeof(bool));
-	struct node_heap h = {xmalloc(st_mult(p->nr_nodes, sizeof(uint32_t))), 0, total};
+	bool *keep = calloc(p->nr_nodes, sizeof(bool));
+	struct node_heap h = {alloc_array(NULL, p->nr_nodes, sizeof(uint32_t)), 0, total};
 
+	if (!keep || !h.ids) { /* NULL: no memory */
+		free(keep);
+		free(h.ids);
+		return NULL;
+	}
 	keep[0] = true;
 	push_children(&h, p, 0);
 	for (uint32_t kept = 0; kept < max_nodes && h.n; kept++) {
@@ -466,10 +518,12 @@ static bool *select_heaviest(const struct profile *p, const int64_t *total, uint
 static int add_truncated(struct idmap *m, const bool *keep, struct error *err)
 {
 	const struct profile *p = m->src;
-	uint32_t *anchor = xmalloc(st_mult(p->nr_nodes, sizeof(uint32_t)));
+	uint32_t *anchor = alloc_array(NULL, p->nr_nodes, sizeof(uint32_t));
 	uint32_t other = profile_frame_named(m->dst, "other", 5);
 	int rc = 0;
 
+	if (!anchor)
+		return error_set(err, ERR_NOMEM, "out of memory truncating a profile");
 	/* anchor[n]: n when kept, else its nearest kept ancestor. */
 	anchor[0] = 0;
 	for (uint32_t n = 1; n < p->nr_nodes; n++)
@@ -484,11 +538,16 @@ static int add_truncated(struct idmap *m, const bool *keep, struct error *err)
 
 		if (anchor[node] != node)
 			target = profile_child(m->dst, target, other);
-		if (profile_add_sample(m->dst, target, map_labelset(m, p->samples[s].labels),
-				       profile_sample_values(p, s)))
-			rc = error_set(err, ERR_LIMIT, "truncated values overflow 64 bits");
+		rc = profile_add_sample(m->dst, target, map_labelset(m, p->samples[s].labels),
+					profile_sample_values(p, s));
+		if (rc)
+			rc = error_set(err, rc == ERR_NOMEM ? ERR_NOMEM : ERR_LIMIT,
+				       rc == ERR_NOMEM ? "out of memory truncating a profile"
+						       : "truncated values overflow 64 bits");
 	}
 	free(anchor);
+	if (rc == 0 && profile_failed(m->dst))
+		rc = error_set(err, ERR_NOMEM, "out of memory truncating a profile");
 	return rc;
 }
 
@@ -506,14 +565,21 @@ struct profile *profile_truncate(const struct profile *p, uint32_t type, uint32_
 			  p->nr_types);
 		return NULL;
 	}
-	total = xmalloc(st_mult(p->nr_nodes, sizeof(int64_t)));
-	profile_node_totals(p, type, total, NULL);
-	keep = select_heaviest(p, total, max_nodes);
+	total = alloc_array(NULL, p->nr_nodes, sizeof(int64_t));
+	if (total)
+		profile_node_totals(p, type, total, NULL);
+	keep = total ? select_heaviest(p, total, max_nodes) : NULL;
 	free(total);
-	dst = profile_new();
-	idmap_init(&m, p, dst);
+	dst = keep ? profile_new() : NULL;
+	if (!dst || idmap_init(&m, p, dst) < 0) {
+		free(keep);
+		profile_free(dst);
+		error_set(err, ERR_NOMEM, "out of memory truncating a profile");
+		return NULL;
+	}
 	copy_header(&m);
-	rc = add_truncated(&m, keep, err);
+	rc = profile_failed(dst) ? error_set(err, ERR_NOMEM, "out of memory truncating a profile")
+				 : add_truncated(&m, keep, err);
 	idmap_release(&m);
 	free(keep);
 	if (rc) {

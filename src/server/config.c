@@ -62,6 +62,8 @@ static int add_token(struct server_config *c, const char *v, const char *where, 
 	const char *colon = strchr(v, ':'), *secret = colon ? colon + 1 : v;
 	unsigned scopes = colon ? 0 : SCOPE_READ | SCOPE_WRITE;
 	size_t n = strlen(secret);
+	struct server_token *tokens;
+	char *copy;
 
 	for (const char *p = v; colon && p < colon;) {
 		size_t len = strcspn(p, ",:");
@@ -86,8 +88,13 @@ static int add_token(struct server_config *c, const char *v, const char *where, 
 					 "%s: a token has only letters, digits and ._~+/=-", where);
 	if (c->ntokens == TOKENS_MAX)
 		return error_set(err, ERR_LIMIT, "%s: more than %d tokens", where, TOKENS_MAX);
-	c->tokens = xrealloc(c->tokens, (c->ntokens + 1) * sizeof(*c->tokens));
-	c->tokens[c->ntokens++] = (struct server_token){xstrdup(secret), scopes};
+	tokens = alloc_array(c->tokens, c->ntokens + 1, sizeof(*c->tokens));
+	if (tokens)
+		c->tokens = tokens;
+	copy = tokens ? alloc_strdup(secret) : NULL;
+	if (!copy)
+		return error_set(err, ERR_NOMEM, "%s: out of memory", where);
+	c->tokens[c->ntokens++] = (struct server_token){copy, scopes};
 	return 0;
 }
 
@@ -107,8 +114,16 @@ static int set_allow(struct server_config *c, const char *v, const char *where, 
 		if (n == ALLOW_MAX)
 			return error_set(err, ERR_LIMIT, "%s: more than %d allowed labels", where,
 					 ALLOW_MAX);
-		c->allow_labels = xrealloc(c->allow_labels, (n + 2) * sizeof(*c->allow_labels));
-		c->allow_labels[n++] = xstrndup(p, len);
+		char **a = alloc_array(c->allow_labels, n + 2, sizeof(*c->allow_labels));
+		char *name = a ? alloc_memdup(p, len) : NULL;
+
+		if (a) {
+			c->allow_labels = a;
+			a[n] = NULL; /* still a list, for server_config_release() */
+		}
+		if (!name)
+			return error_set(err, ERR_NOMEM, "%s: out of memory", where);
+		c->allow_labels[n++] = name;
 		c->allow_labels[n] = NULL;
 		p += len + (p[len] == ',');
 	}

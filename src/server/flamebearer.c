@@ -91,6 +91,7 @@ struct fb_layout {
 	int64_t max_self;
 	/* Children of node n, by name: kids[kid_start[n] .. kid_start[n + 1]). */
 	uint32_t *kids, *kid_start;
+	bool nomem; /* an allocation failed: the layout is incomplete */
 };
 
 static int name_cmp(const struct fb_tree *t, uint32_t a, uint32_t b)
@@ -118,8 +119,12 @@ static void sort_children(struct fb_layout *l)
 	const struct fb_tree *t = l->t;
 	size_t n = 0, k = 0;
 
-	l->kids = xmalloc(st_mult(t->nr, sizeof(*l->kids)));
-	l->kid_start = xmalloc(st_mult(st_add(t->nr, 1), sizeof(*l->kid_start)));
+	l->kids = alloc_array(NULL, t->nr, sizeof(*l->kids));
+	l->kid_start = alloc_array(NULL, (size_t)t->nr + 1, sizeof(*l->kid_start));
+	if (!l->kids || !l->kid_start) {
+		l->nomem = true;
+		return;
+	}
 	for (uint32_t i = 1; i < t->nr; i++) {
 		if (!t->drop[i])
 			l->kids[n++] = i;
@@ -148,11 +153,17 @@ static void add_group(struct fb_layout *l, size_t depth, uint32_t node, const in
 	int64_t *g;
 
 	if (depth == l->nr_levels) {
-		ALLOC_GROW(l->levels, l->nr_levels + 1, l->alloc_levels);
+		if (ALLOC_TRY_GROW(l->levels, l->nr_levels + 1, l->alloc_levels) < 0) {
+			l->nomem = true;
+			return;
+		}
 		memset(&l->levels[l->nr_levels++], 0, sizeof(struct fb_level));
 	}
 	lv = &l->levels[depth];
-	ALLOC_GROW(lv->v, lv->n + l->width, lv->alloc);
+	if (ALLOC_TRY_GROW(lv->v, lv->n + l->width, lv->alloc) < 0) {
+		l->nomem = true;
+		return;
+	}
 	g = lv->v + lv->n;
 	lv->n += l->width;
 	for (unsigned s = 0; s * 3 + 1 < l->width; s++) {
@@ -174,11 +185,14 @@ struct walk {
 static void walk_tree(struct fb_layout *l)
 {
 	const struct fb_tree *t = l->t;
-	struct walk *stack = xmalloc(sizeof(*stack));
+	struct walk *stack = calloc(1, sizeof(*stack));
 	size_t nr = 1, alloc = 1;
 
-	memset(stack, 0, sizeof(*stack));
-	while (nr) {
+	if (!stack) {
+		l->nomem = true;
+		return;
+	}
+	while (nr && !l->nomem) {
 		struct walk w = stack[--nr];
 		const struct fb_node *n = &t->nodes[w.node];
 
@@ -188,7 +202,10 @@ static void walk_tree(struct fb_layout *l)
 		for (uint32_t k = l->kid_start[w.node]; k < l->kid_start[w.node + 1]; k++) {
 			uint32_t kid = l->kids[k];
 
-			ALLOC_GROW(stack, nr + 1, alloc);
+			if (ALLOC_TRY_GROW(stack, nr + 1, alloc) < 0) {
+				l->nomem = true;
+				break;
+			}
 			stack[nr].node = kid;
 			stack[nr].depth = w.depth + 1;
 			memcpy(stack[nr].x, w.x, sizeof(w.x));
@@ -225,19 +242,27 @@ static void finish_levels(struct fb_layout *l)
 	}
 }
 
-static void layout_build(struct fb_layout *l, struct fb_tree *t)
+/* ERR_NOMEM when memory runs out (layout_release() all the same). */
+static int layout_build(struct fb_layout *l, struct fb_tree *t)
 {
 	memset(l, 0, sizeof(*l));
 	l->t = t;
 	l->width = t->sides == 2 ? 7 : 4;
 	/* The root is "total", as in Pyroscope; a function of that name shares it. */
-	t->nodes[0].name = strtab_intern_str(&t->names, "total");
-	l->name_index = xmalloc(st_mult(t->names.nr, sizeof(*l->name_index)));
+	if (strtab_try_intern(&t->names, "total", 5, &t->nodes[0].name) < 0)
+		return ERR_NOMEM;
+	l->name_index = alloc_array(NULL, t->names.nr, sizeof(*l->name_index));
+	l->names = alloc_array(NULL, t->names.nr, sizeof(*l->names));
+	if (!l->name_index || !l->names)
+		return ERR_NOMEM;
 	memset(l->name_index, 0xff, t->names.nr * sizeof(*l->name_index));
-	l->names = xmalloc(st_mult(t->names.nr, sizeof(*l->names)));
 	sort_children(l);
-	walk_tree(l);
+	if (!l->nomem)
+		walk_tree(l);
+	if (l->nomem)
+		return ERR_NOMEM;
 	finish_levels(l);
+	return 0;
 }
 
 static void layout_release(struct fb_layout *l)
@@ -369,15 +394,22 @@ static void meta_init(struct fb_meta *m, const struct profile *p, const struct f
 	m->sample_rate = ticks ? ticks : o->sample_rate ? o->sample_rate : profile_rate(p);
 }
 
-/* Prune, lay out and write t; the tree's sides are already totalled. */
-static void write_tree(struct strbuf *out, struct fb_tree *t, const struct fb_options *o,
-		       const struct fb_meta *m)
+/*
+ * Prune, lay out and write t; the tree's sides are already totalled.
+ * ERR_NOMEM, or OUT's sticky error (a checked buffer over its cap).
+ */
+static int write_tree(struct strbuf *out, struct fb_tree *t, const struct fb_options *o,
+		      const struct fb_meta *m, struct error *err)
 {
 	int64_t left = t->nodes[0].total[0], right = t->sides == 2 ? t->nodes[0].total[1] : 0;
 	struct fb_layout l;
 
 	fb_tree_prune(t, o->max_nodes);
-	layout_build(&l, t);
+	if (t->nomem || layout_build(&l, t) < 0) {
+		if (!t->nomem)
+			layout_release(&l);
+		return error_set(err, ERR_NOMEM, "flamebearer: out of memory");
+	}
 	write_flamebearer(out, &l, left + right);
 	write_metadata(out, m);
 	write_timeline(out, o->timeline);
@@ -386,6 +418,13 @@ static void write_tree(struct strbuf *out, struct fb_tree *t, const struct fb_op
 		strbuf_addf(out, ",\"leftTicks\":%" PRId64 ",\"rightTicks\":%" PRId64, left, right);
 	strbuf_addstr(out, "}\n");
 	layout_release(&l);
+	if (strbuf_error(out) == ERR_NOMEM)
+		return error_set(err, ERR_NOMEM, "flamebearer: out of memory");
+	if (strbuf_error(out))
+		return error_set(err, strbuf_error(out),
+				 "flamebearer: the answer is over %zu bytes (use maxNodes)",
+				 out->max - 1);
+	return 0;
 }
 
 int flamebearer_write(const struct profile *p, const struct fb_options *o, struct strbuf *out,
@@ -403,7 +442,7 @@ int flamebearer_write(const struct profile *p, const struct fb_options *o, struc
 		ret = fb_tree_totals(&t, err);
 	if (!ret) {
 		meta_init(&m, p, o, "single");
-		write_tree(out, &t, o, &m);
+		ret = write_tree(out, &t, o, &m, err);
 	}
 	fb_tree_release(&t);
 	return ret;
@@ -453,7 +492,7 @@ int flamebearer_write_diff(const struct profile *left, const struct profile *rig
 		ret = error_set(err, ERR_LIMIT, "flamebearer: totals overflow 64 bits");
 	if (!ret) {
 		meta_init(&m, left, o, "double");
-		write_tree(out, &t, o, &m);
+		ret = write_tree(out, &t, o, &m, err);
 	}
 	fb_tree_release(&t);
 	return ret;

@@ -29,6 +29,7 @@ struct fb_tree {
 	struct idhash index; /* (parent, name) -> node */
 	unsigned sides;
 	bool *drop; /* after fb_tree_prune: nodes not drawn */
+	bool nomem; /* an allocation failed: the tree is incomplete (ERR_NOMEM) */
 };
 
 void fb_tree_init(struct fb_tree *t, unsigned sides);
@@ -51,6 +52,7 @@ int fb_tree_totals(struct fb_tree *t, struct error *err);
  * smallest, whose totals go to an "other" child of their parent.
  */
 void fb_tree_prune(struct fb_tree *t, size_t max_nodes);
+/* fb_tree_init() and fb_tree_prune() set t->nomem when memory runs out; fb_tree_add() returns ERR_NOMEM. */
 
 static inline int64_t fb_node_key(const struct fb_tree *t, uint32_t n)
 {

@@ -13,10 +13,13 @@
 void fb_tree_init(struct fb_tree *t, unsigned sides)
 {
 	memset(t, 0, sizeof(*t));
-	strtab_init(&t->names);
 	t->sides = sides;
-	ALLOC_GROW(t->nodes, 1, t->alloc);
-	memset(&t->nodes[0], 0, sizeof(t->nodes[0]));
+	t->nodes = calloc(1, sizeof(*t->nodes));
+	if (strtab_try_init(&t->names) < 0 || !t->nodes) {
+		t->nomem = true;
+		return;
+	}
+	t->alloc = 1;
 	t->nr = 1;
 }
 
@@ -45,41 +48,59 @@ static uint32_t find_child(const struct fb_tree *t, uint32_t parent, uint32_t na
 	return 0;
 }
 
-/* The child of parent named name, created when missing. */
+/* The child of parent named name, created when missing (without memory: parent, t->nomem). */
 static uint32_t tree_child(struct fb_tree *t, uint32_t parent, uint32_t name)
 {
 	uint32_t id = find_child(t, parent, name);
+	size_t alloc = t->alloc;
 
 	if (id)
 		return id;
 	if (t->nr == UINT32_MAX)
 		die("flame tree over 2^32 nodes");
-	ALLOC_GROW(t->nodes, t->nr + 1, t->alloc);
+	if (ALLOC_TRY_GROW(t->nodes, (size_t)t->nr + 1, alloc) < 0 ||
+	    idhash_try_reserve(&t->index, (size_t)t->nr + 1) < 0) {
+		t->nomem = true;
+		return parent;
+	}
+	t->alloc = (uint32_t)MIN(alloc, UINT32_MAX);
 	id = t->nr++;
 	memset(&t->nodes[id], 0, sizeof(t->nodes[id]));
 	t->nodes[id].name = name;
 	t->nodes[id].parent = parent;
-	idhash_insert(&t->index, child_hash(parent, name), id);
+	idhash_insert(&t->index, child_hash(parent, name), id); /* reserved: cannot fail */
 	return id;
 }
 
-/* map[n]: the tree node of p's node n, creating the tree's nodes. */
+/* map[n]: the tree node of p's node n, creating the tree's nodes; NULL: no memory. */
 static uint32_t *map_nodes(struct fb_tree *t, const struct profile *p)
 {
-	uint32_t *map = xmalloc(st_mult(p->nr_nodes, sizeof(*map)));
-	uint32_t *names = xmalloc(st_mult(p->strs.nr, sizeof(*names)));
+	uint32_t *map = alloc_array(NULL, p->nr_nodes, sizeof(*map));
+	uint32_t *names = alloc_array(NULL, p->strs.nr ? p->strs.nr : 1, sizeof(*names));
 
+	if (!map || !names) {
+		free(map);
+		free(names);
+		return NULL;
+	}
 	memset(names, 0xff, p->strs.nr * sizeof(*names));
 	map[0] = 0;
-	for (uint32_t n = 1; n < p->nr_nodes; n++) {
+	for (uint32_t n = 1; n < p->nr_nodes && !t->nomem; n++) {
 		uint32_t name = p->frames[p->nodes[n].frame].name;
 
-		if (names[name] == UINT32_MAX)
-			names[name] = strtab_intern(&t->names, profile_str(p, name),
-						    strtab_len(&p->strs, name));
+		if (names[name] == UINT32_MAX &&
+		    strtab_try_intern(&t->names, profile_str(p, name), strtab_len(&p->strs, name),
+				      &names[name]) < 0) {
+			t->nomem = true;
+			break;
+		}
 		map[n] = tree_child(t, map[p->nodes[n].parent], names[name]);
 	}
 	free(names);
+	if (t->nomem) {
+		free(map);
+		return NULL;
+	}
 	return map;
 }
 
@@ -96,9 +117,11 @@ static int64_t unscale(int64_t v, uint32_t decimals)
 int fb_tree_add(struct fb_tree *t, const struct profile *p, uint32_t type, unsigned side,
 		struct error *err)
 {
-	uint32_t *map = map_nodes(t, p), decimals = p->types[type].decimals;
+	uint32_t *map = t->nomem ? NULL : map_nodes(t, p), decimals = p->types[type].decimals;
 	int ret = 0;
 
+	if (!map)
+		return error_set(err, ERR_NOMEM, "flamebearer: out of memory");
 	for (uint32_t s = 0; s < p->nr_samples && !ret; s++) {
 		int64_t v = profile_sample_values(p, s)[type];
 		int64_t *self = &t->nodes[map[p->samples[s].node]].self[side];
@@ -149,9 +172,13 @@ static int rank_cmp(const void *a, const void *b, void *arg)
 /* Drop all but the max_nodes largest nodes; returns whether any was dropped. */
 static bool drop_smallest(struct fb_tree *t, size_t max_nodes)
 {
-	uint32_t *ids = xmalloc(st_mult(t->nr, sizeof(*ids)));
+	uint32_t *ids = alloc_array(NULL, t->nr, sizeof(*ids));
 	size_t n = 0;
 
+	if (!ids) {
+		t->nomem = true;
+		return false;
+	}
 	for (uint32_t i = 1; i < t->nr; i++) {
 		if (!t->drop[i])
 			ids[n++] = i;
@@ -190,10 +217,16 @@ static void add_other(struct fb_tree *t, uint32_t parent, const int64_t *value, 
 
 static void fold_dropped(struct fb_tree *t)
 {
-	uint32_t nr = t->nr, other = strtab_intern_str(&t->names, OTHER_NAME);
-	int64_t *fold = xcalloc(st_mult(nr, 2), sizeof(*fold));
+	uint32_t nr = t->nr, other;
+	int64_t *fold = calloc((size_t)nr * 2, sizeof(*fold));
 	size_t others = 0;
+	bool *drop;
 
+	if (!fold || strtab_try_intern(&t->names, OTHER_NAME, strlen(OTHER_NAME), &other) < 0) {
+		free(fold);
+		t->nomem = true;
+		return;
+	}
 	for (uint32_t n = 1; n < nr; n++) {
 		uint32_t parent = t->nodes[n].parent;
 
@@ -205,7 +238,13 @@ static void fold_dropped(struct fb_tree *t)
 	/* Room in drop for an "other" under every node that folds. */
 	for (uint32_t n = 0; n < nr; n++)
 		others += fold[(size_t)n * 2] || fold[(size_t)n * 2 + 1];
-	t->drop = xrealloc(t->drop, st_mult(st_add(nr, others), sizeof(*t->drop)));
+	drop = alloc_array(t->drop, (size_t)nr + others, sizeof(*t->drop));
+	if (!drop) {
+		free(fold);
+		t->nomem = true;
+		return;
+	}
+	t->drop = drop;
 	for (uint32_t n = 0; n < nr; n++) {
 		if (fold[(size_t)n * 2] || fold[(size_t)n * 2 + 1])
 			add_other(t, n, &fold[(size_t)n * 2], other);
@@ -216,7 +255,11 @@ static void fold_dropped(struct fb_tree *t)
 void fb_tree_prune(struct fb_tree *t, size_t max_nodes)
 {
 	free(t->drop);
-	t->drop = xcalloc(t->nr, sizeof(*t->drop));
+	t->drop = calloc(t->nr, sizeof(*t->drop));
+	if (!t->drop) {
+		t->nomem = true;
+		return;
+	}
 	for (uint32_t n = 1; n < t->nr; n++)
 		t->drop[n] = t->drop[t->nodes[n].parent] || fb_node_key(t, n) == 0;
 	if (max_nodes && drop_smallest(t, max_nodes))

@@ -54,6 +54,12 @@
 #define FD_RESERVE	 64		    /* descriptors kept for the store, logs, epoll */
 #define DEADLINE_PERIOD	 (NSEC / 4)	    /* how often late connections are looked for */
 #define LOG_PER_MINUTE	 20		    /* libmicrohttpd messages shown a minute */
+#define REPLY_MAX	 ((size_t)1 << 30) /* bytes of an answer (a checked buffer's cap) */
+#define ERROR_REPLY_MAX	 4096		   /* bytes of an error's JSON */
+/* An answer's buffer: checked, with REPLY_MAX as its cap (strbuf.h). */
+#define REPLY_INIT STRBUF_INIT_MAX(REPLY_MAX)
+/* The answer when even the answer cannot be allocated: static, no allocation of ours. */
+#define NOMEM_REPLY "{\"error\":\"out of memory: try again later\"}\n"
 
 enum route {
 	R_HEALTH,
@@ -136,6 +142,7 @@ static unsigned status_of(int code)
 	case ERR_USAGE: return MHD_HTTP_BAD_REQUEST;
 	case ERR_LIMIT: return MHD_HTTP_UNPROCESSABLE_CONTENT;
 	case ERR_UNSUPPORTED: return MHD_HTTP_UNSUPPORTED_MEDIA_TYPE;
+	case ERR_NOMEM: return MHD_HTTP_SERVICE_UNAVAILABLE;
 	default: return MHD_HTTP_INTERNAL_SERVER_ERROR;
 	}
 }
@@ -148,13 +155,38 @@ static void count_request(struct server *s, struct request *rq, unsigned status)
 	pthread_mutex_unlock(&s->mu);
 }
 
+static enum MHD_Result reply_error(struct server *s, struct MHD_Connection *c, struct request *rq,
+				   unsigned status, const char *msg);
+
+/*
+ * Reply BODY (taken).  A checked BODY that ran out of memory becomes a
+ * 503 with a static message, one over its cap a 422.
+ */
 static enum MHD_Result reply(struct server *s, struct MHD_Connection *c, struct request *rq,
 			     unsigned status, const char *ctype, struct strbuf *body)
 {
-	size_t len = body->len;
-	char *buf = strbuf_detach(body, NULL);
-	struct MHD_Response *r = MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
+	size_t len = body->len, max = body->max;
+	int failed = strbuf_error(body);
+	char *buf = failed ? NULL : strbuf_detach(body, NULL);
+	struct MHD_Response *r;
 
+	if (failed == ERR_LIMIT && status != MHD_HTTP_UNPROCESSABLE_CONTENT) {
+		char msg[128];
+
+		strbuf_release(body);
+		snprintf(msg, sizeof(msg), "the answer is over %zu bytes: narrow the query",
+			 max - 1);
+		return reply_error(s, c, rq, MHD_HTTP_UNPROCESSABLE_CONTENT, msg);
+	}
+	if (!buf) {
+		strbuf_release(body);
+		status = MHD_HTTP_SERVICE_UNAVAILABLE;
+		ctype = "application/json";
+		r = MHD_create_response_from_buffer(strlen(NOMEM_REPLY), (void *)NOMEM_REPLY,
+						    MHD_RESPMEM_PERSISTENT);
+	} else {
+		r = MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
+	}
 	if (!r) {
 		free(buf);
 		return MHD_NO;
@@ -176,8 +208,9 @@ static enum MHD_Result reply(struct server *s, struct MHD_Connection *c, struct 
 static enum MHD_Result reply_text(struct server *s, struct MHD_Connection *c, struct request *rq,
 				  unsigned status, const char *ctype, const char *text)
 {
-	struct strbuf sb = STRBUF_INIT;
+	struct strbuf sb;
 
+	strbuf_init_max(&sb, ERROR_REPLY_MAX);
 	strbuf_addstr(&sb, text);
 	return reply(s, c, rq, status, ctype, &sb);
 }
@@ -185,8 +218,9 @@ static enum MHD_Result reply_text(struct server *s, struct MHD_Connection *c, st
 static enum MHD_Result reply_error(struct server *s, struct MHD_Connection *c, struct request *rq,
 				   unsigned status, const char *msg)
 {
-	struct strbuf sb = STRBUF_INIT;
+	struct strbuf sb;
 
+	strbuf_init_max(&sb, ERROR_REPLY_MAX);
 	strbuf_addstr(&sb, "{\"error\":");
 	strbuf_add_json_safe(&sb, msg, strlen(msg));
 	strbuf_addstr(&sb, "}\n");
@@ -208,9 +242,11 @@ static enum MHD_Result push_error(struct server *s, struct MHD_Connection *c, st
 
 	if (err->code == ERR_LIMIT && strstr(err->msg, "inflate"))
 		status = MHD_HTTP_CONTENT_TOO_LARGE;
-	reject(s, status == MHD_HTTP_CONTENT_TOO_LARGE ? REJ_INFLATED
-		  : err->code == ERR_LIMIT	       ? REJ_LIMIT
-						       : REJ_FORMAT);
+	/* No memory is the server's trouble, not the push's: counted as a 5xx only. */
+	if (err->code != ERR_NOMEM)
+		reject(s, status == MHD_HTTP_CONTENT_TOO_LARGE ? REJ_INFLATED
+			  : err->code == ERR_LIMIT	       ? REJ_LIMIT
+							       : REJ_FORMAT);
 	return reply_error(s, c, rq, status, err->msg);
 }
 
@@ -329,11 +365,13 @@ static int multipart_profile(const struct server *s, struct MHD_Connection *c,
 			     const char ***aggs, struct error *err)
 {
 	const char *ctype = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
-	struct ingest_form *f = xcalloc(1, sizeof(*f));
+	struct ingest_form *f = calloc(1, sizeof(*f));
 	int rc;
 
 	*names = NULL;
 	*aggs = NULL;
+	if (!f)
+		return error_set(err, ERR_NOMEM, "multipart: out of memory");
 	rc = ingest_form_parse(ctype, body->buf ? body->buf : "", body->len, f, err);
 	if (rc == 0 && !f->profile.data)
 		rc = error_set(err, ERR_FORMAT, "multipart: no \"profile\" part");
@@ -342,9 +380,11 @@ static int multipart_profile(const struct server *s, struct MHD_Connection *c,
 	if (rc == 0 && f->has_config) {
 		struct profile *p = *out;
 
-		*names = xcalloc(p->nr_types + 1, sizeof(**names));
-		*aggs = xcalloc(p->nr_types + 1, sizeof(**aggs));
-		for (uint32_t t = 0; t < p->nr_types; t++) {
+		*names = calloc(p->nr_types + 1, sizeof(**names));
+		*aggs = calloc(p->nr_types + 1, sizeof(**aggs));
+		if (!*names || !*aggs)
+			rc = error_set(err, ERR_NOMEM, "multipart: out of memory");
+		for (uint32_t t = 0; rc == 0 && t < p->nr_types; t++) {
 			const struct stc_entry *e = sample_type_config_find(
 				&f->config, profile_str(p, p->types[t].type));
 
@@ -356,6 +396,8 @@ static int multipart_profile(const struct server *s, struct MHD_Connection *c,
 			if (e->aggregation[0])
 				(*aggs)[t] = profile_str(p, profile_intern_str(p, e->aggregation));
 		}
+		if (rc == 0 && profile_failed(p))
+			rc = error_set(err, ERR_NOMEM, "multipart: out of memory");
 	}
 	free(f);
 	return rc;
@@ -447,11 +489,19 @@ static enum MHD_Result on_ingest(struct server *s, struct MHD_Connection *c, str
 	if (rc == 0 && is_multipart(c)) {
 		rc = multipart_profile(s, c, &rq->body, &p, &names, &aggs, &err);
 	} else if (rc == 0 && format && !strcmp(format, "lines")) {
-		struct strbuf folded = STRBUF_INIT;
+		struct strbuf folded;
 
+		strbuf_init_max(&folded, s->cfg.max_inflated + 1);
 		lines_to_folded(&rq->body, &folded);
-		rc = read_body(s, "body", folded.buf ? folded.buf : "", folded.len, FMT_FOLDED, &p,
-			       &err);
+		if (strbuf_error(&folded) == ERR_NOMEM)
+			rc = error_set(&err, ERR_NOMEM, "lines: out of memory");
+		else if (strbuf_error(&folded))
+			rc = error_set(&err, ERR_LIMIT,
+				       "lines: more than %zu bytes as folded stacks (max-inflated)",
+				       s->cfg.max_inflated);
+		else
+			rc = read_body(s, "body", folded.buf ? folded.buf : "", folded.len,
+				       FMT_FOLDED, &p, &err);
 		strbuf_release(&folded);
 	} else if (rc == 0) {
 		rc = read_body(s, "body", rq->body.buf ? rq->body.buf : "", rq->body.len, f, &p,
@@ -459,6 +509,8 @@ static enum MHD_Result on_ingest(struct server *s, struct MHD_Connection *c, str
 	}
 	if (rc == 0 && f != FMT_PPROF)
 		rc = set_units(p, arg(c, "units"), &err);
+	if (rc == 0 && profile_failed(p))
+		rc = error_set(&err, ERR_NOMEM, "units: out of memory");
 	if (rc == 0) {
 		req = (struct ingest_req){se->app,     f == FMT_PPROF ? NULL : se->type,
 					  names,       se->labels,
@@ -469,13 +521,14 @@ static enum MHD_Result on_ingest(struct server *s, struct MHD_Connection *c, str
 		/* aggregationType: the push's type, or every type of a pprof push without a config. */
 		req.aggregation = agg;
 		if (!aggs && agg && !req.type) {
-			aggs = xcalloc(p->nr_types + 1, sizeof(*aggs));
-			for (uint32_t t = 0; t < p->nr_types; t++)
+			aggs = calloc(p->nr_types + 1, sizeof(*aggs));
+			for (uint32_t t = 0; aggs && t < p->nr_types; t++)
 				aggs[t] = agg;
 		}
 		req.aggregations = aggs;
 		req.renamed = renamed;
-		rc = service_ingest(s->sv, &req, p, &err);
+		rc = !aggs && agg && !req.type ? error_set(&err, ERR_NOMEM, "out of memory")
+					       : service_ingest(s->sv, &req, p, &err);
 	}
 	free(names);
 	free(aggs);
@@ -608,10 +661,11 @@ static int render_cut(const struct profile *p, enum profile_format f, struct str
 	int rc;
 
 	if (!mem)
-		return error_set(err, ERR_IO, "out of memory");
+		return error_set(err, ERR_NOMEM, "out of memory");
 	rc = profile_write(p, f, 0, mem, err);
+	/* A memory stream fails for want of memory only. */
 	if (fclose(mem) != 0 && rc == 0)
-		rc = error_set(err, ERR_IO, "writing the reply failed");
+		rc = error_set(err, ERR_NOMEM, "out of memory writing the answer");
 	if (rc == 0)
 		strbuf_add(out, buf, len);
 	free(buf);
@@ -624,7 +678,7 @@ static enum MHD_Result on_query(struct server *s, struct MHD_Connection *c, stru
 	struct error err = ERROR_INIT;
 	struct selector *sel = NULL;
 	struct profile *p = NULL;
-	struct strbuf out = STRBUF_INIT;
+	struct strbuf out = REPLY_INIT;
 	const char *ctype = "application/json";
 	int64_t from, until;
 	size_t nseries;
@@ -673,7 +727,7 @@ static enum MHD_Result on_diff(struct server *s, struct MHD_Connection *c, struc
 	struct error err = ERROR_INIT;
 	struct profile *left = NULL, *right = NULL, *d = NULL;
 	struct diff_options o = {.alpha = 0.05};
-	struct strbuf out = STRBUF_INIT;
+	struct strbuf out = REPLY_INIT;
 	const char *format = arg(c, "format");
 	char *buf = NULL;
 	size_t len = 0;
@@ -690,11 +744,12 @@ static enum MHD_Result on_diff(struct server *s, struct MHD_Connection *c, struc
 		FILE *mem = open_memstream(&buf, &len);
 
 		d = mem ? diff_build(left, right, &o, &err) : NULL;
-		rc = !mem ? error_set(&err, ERR_IO, "out of memory") : !d ? err.code : 0;
+		rc = !mem ? error_set(&err, ERR_NOMEM, "out of memory") : !d ? err.code : 0;
 		if (rc == 0)
 			rc = diff_write_json(d, o.alpha, mem, &err);
-		if (mem)
-			fclose(mem);
+		/* A memory stream fails for want of memory only. */
+		if (mem && fclose(mem) != 0 && rc == 0)
+			rc = error_set(&err, ERR_NOMEM, "out of memory writing the answer");
 		if (rc == 0)
 			strbuf_add(&out, buf, len);
 		free(buf);
@@ -715,7 +770,7 @@ static enum MHD_Result on_labels(struct server *s, struct MHD_Connection *c, str
 {
 	struct error err = ERROR_INIT;
 	struct selector *sel = NULL;
-	struct strbuf out = STRBUF_INIT;
+	struct strbuf out = REPLY_INIT;
 	int rc = selector_arg(c, "query", false, &sel, &err);
 
 	if (rc == 0 && rq->route == R_SERIES)
@@ -737,7 +792,7 @@ static enum MHD_Result on_timeline(struct server *s, struct MHD_Connection *c, s
 {
 	struct error err = ERROR_INIT, e = ERROR_INIT;
 	struct selector *sel = NULL;
-	struct strbuf out = STRBUF_INIT;
+	struct strbuf out = REPLY_INIT;
 	const char *step_s = arg(c, "step");
 	int64_t from, until, step = 10 * NSEC, *values = NULL;
 	size_t n = 0;
@@ -793,7 +848,7 @@ static void metrics_connections(struct server *s, struct strbuf *out)
 
 static enum MHD_Result on_metrics(struct server *s, struct MHD_Connection *c, struct request *rq)
 {
-	struct strbuf out = STRBUF_INIT;
+	struct strbuf out = REPLY_INIT;
 	struct service_counters sc;
 	struct store_stats st = {0};
 	struct error err = ERROR_INIT;

@@ -64,6 +64,29 @@ struct batch {
 
 /* ---- the index ---- */
 
+/* An allocation failed: the request fails, the server goes on. */
+static int nomem(struct error *err, const char *what)
+{
+	return error_set(err, ERR_NOMEM, "out of memory (%s)", what);
+}
+
+/* Room for NEED entries in by_id, zeroed (caller holds mu for writing). */
+static int by_id_grow(struct service *sv, size_t need, struct error *err)
+{
+	size_t n = need > 2 * sv->nby_id ? need : 2 * sv->nby_id;
+	struct ix_id *v;
+
+	if (need <= sv->nby_id)
+		return 0;
+	v = alloc_array(sv->by_id, n, sizeof(*v));
+	if (!v)
+		return nomem(err, "series index");
+	memset(v + sv->nby_id, 0, (n - sv->nby_id) * sizeof(*v));
+	sv->by_id = v;
+	sv->nby_id = n;
+	return 0;
+}
+
 static int key_cmp(const char *a, const struct ix_series *e)
 {
 	return strcmp(a, e->key);
@@ -96,6 +119,7 @@ static int ix_insert(struct service *sv, int64_t id, bool average, const char *k
 		     int64_t last, struct error *err)
 {
 	struct series *s;
+	char *copy;
 	bool found;
 	size_t at = ix_find(sv, key, &found);
 
@@ -103,24 +127,18 @@ static int ix_insert(struct service *sv, int64_t id, bool average, const char *k
 		return 0;
 	if (series_key_parse(key, &s, err) < 0)
 		return err->code;
-	if (sv->n == sv->alloc) {
-		sv->alloc = sv->alloc ? 2 * sv->alloc : 256;
-		sv->v = xrealloc(sv->v, sv->alloc * sizeof(*sv->v));
+	copy = alloc_strdup(key);
+	if (!copy || ALLOC_TRY_GROW(sv->v, sv->n + 1, sv->alloc) < 0 ||
+	    (id > 0 && id < INT32_MAX && by_id_grow(sv, (size_t)id + 1, err) < 0)) {
+		free(copy);
+		series_free(s);
+		return nomem(err, "series index");
 	}
 	memmove(&sv->v[at + 1], &sv->v[at], (sv->n - at) * sizeof(*sv->v));
-	sv->v[at] = (struct ix_series){id, average, xstrdup(key), s, first, last};
+	sv->v[at] = (struct ix_series){id, average, copy, s, first, last};
 	sv->n++;
-	if (id > 0 && id < INT32_MAX) {
-		if ((size_t)id >= sv->nby_id) {
-			size_t n =
-				(size_t)id + 1 > 2 * sv->nby_id ? (size_t)id + 1 : 2 * sv->nby_id;
-
-			sv->by_id = xrealloc(sv->by_id, n * sizeof(*sv->by_id));
-			memset(sv->by_id + sv->nby_id, 0, (n - sv->nby_id) * sizeof(*sv->by_id));
-			sv->nby_id = n;
-		}
+	if (id > 0 && id < INT32_MAX)
 		sv->by_id[id] = (struct ix_id){s, last, 0};
-	}
 	return 0;
 }
 
@@ -130,16 +148,20 @@ static int load_series(const struct store_series *se, void *arg)
 	struct error err = ERROR_INIT;
 
 	/* A key this build cannot parse stays in the store, unqueried. */
-	ix_insert(sv, se->id, se->average, se->key, se->first_ns, se->last_ns, &err);
+	if (ix_insert(sv, se->id, se->average, se->key, se->first_ns, se->last_ns, &err) ==
+	    ERR_NOMEM)
+		return ERR_NOMEM;
 	return 0;
 }
 
 int service_open(struct store *st, const struct service_config *cfg, struct service **out,
 		 struct error *err)
 {
-	struct service *sv = xcalloc(1, sizeof(*sv));
+	struct service *sv = calloc(1, sizeof(*sv));
 	int rc;
 
+	if (!sv)
+		return nomem(err, "service");
 	sv->st = st;
 	sv->cfg = *cfg;
 	pthread_rwlock_init(&sv->mu, NULL);
@@ -147,6 +169,8 @@ int service_open(struct store *st, const struct service_config *cfg, struct serv
 	pthread_mutex_init(&sv->qmu, NULL);
 	pthread_cond_init(&sv->qcv, NULL);
 	rc = st->be->series_each(st, load_series, sv, err);
+	if (rc == ERR_NOMEM && !err->code)
+		nomem(err, "series index");
 	if (rc < 0) {
 		service_close(sv);
 		*out = NULL;
@@ -248,7 +272,8 @@ struct label_stat {
 /*
  * Every label key of the index, sorted, with its counts (caller holds mu
  * and frees *out): one sort of all (key, value) pairs.  A series has a
- * key at most once, so the pairs of a key are its series.
+ * key at most once, so the pairs of a key are its series.  *out is NULL
+ * when memory ran out.
  */
 static size_t label_stats(const struct service *sv, struct label_stat **out)
 {
@@ -258,7 +283,14 @@ static size_t label_stats(const struct service *sv, struct label_stat **out)
 
 	for (size_t i = 0; i < sv->n; i++)
 		n += sv->v[i].s->nlabels;
-	v = xmalloc((n + 1) * sizeof(*v));
+	v = alloc_array(NULL, n + 1, sizeof(*v));
+	st = alloc_array(NULL, n + 1, sizeof(*st));
+	if (!v || !st) {
+		free(v);
+		free(st);
+		*out = NULL;
+		return 0;
+	}
 	n = 0;
 	for (size_t i = 0; i < sv->n; i++)
 		for (size_t j = 0; j < sv->v[i].s->nlabels; j++)
@@ -266,7 +298,6 @@ static size_t label_stats(const struct service *sv, struct label_stat **out)
 				(struct kv){sv->v[i].s->labels[j].key, sv->v[i].s->labels[j].value};
 	if (n)
 		qsort(v, n, sizeof(*v), kv_cmp);
-	st = xmalloc((n + 1) * sizeof(*st));
 	for (size_t i = 0; i < n; i++) {
 		if (i == 0 || strcmp(v[i].key, v[i - 1].key)) {
 			st[ns++] = (struct label_stat){v[i].key, 1, 1};
@@ -300,8 +331,9 @@ static const char *widest_label(struct service *sv, size_t *nvalues)
 		if (st[i].values > st[best].values)
 			best = i;
 	free(sv->wide_key);
-	sv->wide_key = n ? xstrdup(st[best].key) : NULL;
-	sv->wide_n = n ? st[best].values : 0;
+	/* No memory: the message names no label, the next refusal tries again. */
+	sv->wide_key = n ? alloc_strdup(st[best].key) : NULL;
+	sv->wide_n = sv->wide_key ? st[best].values : 0;
 	sv->wide_at = sv->n;
 	free(st);
 	*nvalues = sv->wide_n;
@@ -367,19 +399,30 @@ struct type_view {
 	bool used[VIEW_MAX_TYPES]; /* the type has a value in some sample */
 };
 
+static void view_release(struct type_view *tv)
+{
+	free(tv->samples);
+	free(tv->values);
+}
+
 /*
  * The NT types TYPES (P's indexes), named IDS (interned in P before the
  * view copies P's string table); only the samples of group G (GROUP_OF[i],
  * see struct groups; GROUP_OF NULL: every sample).
  */
-static void view_init(struct type_view *tv, const struct profile *p, const uint32_t *types,
-		      const uint32_t *ids, uint32_t nt, const uint32_t *group_of, uint32_t g)
+static int view_init(struct type_view *tv, const struct profile *p, const uint32_t *types,
+		     const uint32_t *ids, uint32_t nt, const uint32_t *group_of, uint32_t g,
+		     struct error *err)
 {
 	uint32_t n = 0;
 
 	memset(tv->used, 0, sizeof(tv->used));
-	tv->samples = xmalloc((p->nr_samples + 1) * sizeof(*tv->samples));
-	tv->values = xmalloc(((size_t)p->nr_samples * nt + 1) * sizeof(*tv->values));
+	tv->samples = alloc_array(NULL, (size_t)p->nr_samples + 1, sizeof(*tv->samples));
+	tv->values = alloc_array(NULL, (size_t)p->nr_samples * nt + 1, sizeof(*tv->values));
+	if (!tv->samples || !tv->values) {
+		view_release(tv);
+		return nomem(err, "a push's samples");
+	}
 	for (uint32_t i = 0; i < p->nr_samples; i++) {
 		const int64_t *v = profile_sample_values(p, i);
 		int64_t *out = tv->values + (size_t)n * nt;
@@ -408,12 +451,7 @@ static void view_init(struct type_view *tv, const struct profile *p, const uint3
 	tv->v.nr_samples = n;
 	tv->v.keep_order = false;
 	tv->v.nr_order = 0;
-}
-
-static void view_release(struct type_view *tv)
-{
-	free(tv->samples);
-	free(tv->values);
+	return 0;
 }
 
 /*
@@ -498,13 +536,15 @@ static int group_add(const struct service *sv, struct profile *p, struct group *
 static int groups_build(const struct service *sv, struct profile *p, struct groups *gs,
 			struct error *err)
 {
-	uint32_t *set_group = xmalloc((p->nr_labelsets + 1) * sizeof(*set_group));
+	uint32_t *set_group = alloc_array(NULL, (size_t)p->nr_labelsets + 1, sizeof(*set_group));
 	int rc = 0;
 
-	gs->of = xmalloc((p->nr_samples + 1) * sizeof(*gs->of));
+	gs->of = alloc_array(NULL, (size_t)p->nr_samples + 1, sizeof(*gs->of));
 	gs->v = NULL;
 	gs->n = 0;
 	gs->renamed = 0;
+	if (!set_group || !gs->of)
+		rc = nomem(err, "sample label sets");
 	/* A label set maps to one group: work per set, not per sample. */
 	for (uint32_t set = 0; set < p->nr_labelsets && rc == 0; set++) {
 		struct group g = {.n = 0};
@@ -528,7 +568,13 @@ static int groups_build(const struct service *sv, struct profile *p, struct grou
 					GROUPS_MAX);
 				break;
 			}
-			gs->v = xrealloc(gs->v, (gs->n + 1) * sizeof(*gs->v));
+			struct group *v = alloc_array(gs->v, gs->n + 1, sizeof(*gs->v));
+
+			if (!v) {
+				rc = nomem(err, "sample label sets");
+				break;
+			}
+			gs->v = v;
 			gs->v[gs->n++] = g;
 			gs->renamed += renamed;
 		}
@@ -546,11 +592,13 @@ static void groups_release(struct groups *gs)
 	free(gs->v);
 }
 
-/* The deepest stack of P, in frames (a node's id is above its parent's). */
+/* The deepest stack of P, in frames (a node's id is above its parent's); UINT32_MAX: no memory. */
 static uint32_t max_depth(const struct profile *p)
 {
-	uint32_t *depth = xmalloc((p->nr_nodes + 1) * sizeof(*depth)), max = 0;
+	uint32_t *depth = alloc_array(NULL, (size_t)p->nr_nodes + 1, sizeof(*depth)), max = 0;
 
+	if (!depth)
+		return UINT32_MAX;
 	depth[0] = 0;
 	for (uint32_t n = 1; n < p->nr_nodes; n++) {
 		depth[n] = depth[p->nodes[n].parent] + 1;
@@ -666,17 +714,21 @@ static int add_group(struct service *sv, const struct ingest_req *req, struct pr
 
 	for (uint32_t k = 0; k < nt; k++)
 		ids[k] = profile_intern_str(p, names[k]);
-	view_init(&tv, p, types, ids, nt, gs->of, g);
+	if (profile_failed(p))
+		return nomem(err, "a push's type names");
+	if (view_init(&tv, p, types, ids, nt, gs->of, g, err) < 0)
+		return err->code;
 	if (tv.v.nr_samples == 0) { /* nothing in this group: no series */
 		view_release(&tv);
 		return 0;
 	}
-	strbuf_init(blob, 4096);
+	strbuf_init_max(blob, SERVICE_BLOB_MAX);
 	pd->nblobs++;
 	/* The groups' views share the push's tree: encoded once (the same bytes). */
 	if (!*tree)
 		*tree = blob_tree_new(&tv.v);
-	rc = blob_encode_tree(&tv.v, *tree, BLOB_LEVEL_DEFAULT, blob, err);
+	rc = !*tree ? nomem(err, "a push's call tree")
+		    : blob_encode_tree(&tv.v, *tree, BLOB_LEVEL_DEFAULT, blob, err);
 	for (uint32_t k = 0; k < nt && rc == 0; k++) {
 		int64_t total = profile_total(&tv.v, k);
 		struct series s;
@@ -701,7 +753,11 @@ static int add_group(struct service *sv, const struct ingest_req *req, struct pr
 			.blob = blob->buf,
 			.len = blob->len,
 		};
-		pd->keys[pd->n] = xstrdup(key);
+		pd->keys[pd->n] = alloc_strdup(key);
+		if (!pd->keys[pd->n]) {
+			rc = nomem(err, "a push's series keys");
+			break;
+		}
 		pd->n++;
 	}
 	view_release(&tv);
@@ -718,13 +774,13 @@ static void commit_batches(struct service *sv, struct batch *list)
 
 	for (struct batch *b = list; b; b = b->next)
 		n += b->n;
-	all = xmalloc((n + 1) * sizeof(*all));
+	all = alloc_array(NULL, n + 1, sizeof(*all));
 	n = 0;
-	for (struct batch *b = list; b; b = b->next) {
+	for (struct batch *b = list; all && b; b = b->next) {
 		memcpy(all + n, b->rows, b->n * sizeof(*all));
 		n += b->n;
 	}
-	rc = sv->st->be->put(sv->st, all, n, &err);
+	rc = all ? sv->st->be->put(sv->st, all, n, &err) : nomem(&err, "a commit's rows");
 	free(all);
 	pthread_mutex_lock(&sv->qmu);
 	for (struct batch *b = list, *next; b; b = next) {
@@ -840,6 +896,8 @@ static int ingest_mapped(struct service *sv, const struct ingest_req *req, size_
 				 "profile of %u call tree nodes is over the limit of %u",
 				 p->nr_nodes, sv->cfg.max_nodes);
 	depth = max_depth(p);
+	if (depth == UINT32_MAX)
+		return nomem(err, "stack depths");
 	if (depth > sv->cfg.max_stack_depth)
 		return error_set(err, ERR_LIMIT, "a stack of %u frames is over the limit of %u",
 				 depth, sv->cfg.max_stack_depth);
@@ -870,9 +928,11 @@ static int ingest_mapped(struct service *sv, const struct ingest_req *req, size_
 		types[configured] = t;
 		names[configured++] = type;
 	}
-	pd.rows = xcalloc(configured * gs.n + 1, sizeof(*pd.rows));
-	pd.keys = xcalloc(configured * gs.n + 1, sizeof(*pd.keys));
-	pd.blobs = xcalloc(gs.n + 1, sizeof(*pd.blobs));
+	pd.rows = calloc(configured * gs.n + 1, sizeof(*pd.rows));
+	pd.keys = calloc(configured * gs.n + 1, sizeof(*pd.keys));
+	pd.blobs = calloc(gs.n + 1, sizeof(*pd.blobs));
+	if (rc == 0 && (!pd.rows || !pd.keys || !pd.blobs))
+		rc = nomem(err, "a push's rows");
 	for (uint32_t g = 0; configured && g < gs.n && rc == 0; g++)
 		rc = add_group(sv, req, p, types, names, averages, (uint32_t)configured, &gs, g,
 			       &tree, &pd, err);
@@ -897,9 +957,9 @@ static int ingest_mapped(struct service *sv, const struct ingest_req *req, size_
 		pthread_mutex_unlock(&sv->cmu);
 	}
 out:
-	for (size_t i = 0; i < pd.n; i++)
+	for (size_t i = 0; pd.keys && i < pd.n; i++)
 		free(pd.keys[i]);
-	for (size_t i = 0; i < pd.nblobs; i++)
+	for (size_t i = 0; pd.blobs && i < pd.nblobs; i++)
 		strbuf_release(&pd.blobs[i]);
 	free(pd.keys);
 	free(pd.blobs);
@@ -964,8 +1024,9 @@ static int one_type(const char **types, size_t nt, const struct selector *sel, c
 {
 	const char *none = sel && selector_type(sel) ? selector_type(sel) : "samples";
 	char text[256];
-	struct strbuf sb = STRBUF_INIT;
+	struct strbuf sb;
 
+	strbuf_init_max(&sb, 4096); /* without memory, the message lists no types */
 	if (nt <= 1) {
 		snprintf(type, SERIES_TYPE_MAX + 1, "%s", nt ? types[0] : none);
 		return 0;
@@ -983,7 +1044,8 @@ static int one_type(const char **types, size_t nt, const struct selector *sel, c
 /*
  * The series SEL selects (all with SEL NULL), copied out of the index.
  * With TYPE non-NULL (SERIES_TYPE_MAX + 1 bytes) they must be of one
- * type, copied there (else m->ps is NULL and ERR holds why).
+ * type, copied there (else m->ps is NULL and ERR holds why: also
+ * ERR_NOMEM).
  */
 static void select_series(struct service *sv, const struct selector *sel, struct match *m,
 			  char *type, struct error *err)
@@ -992,11 +1054,21 @@ static void select_series(struct service *sv, const struct selector *sel, struct
 	size_t nt = 0;
 
 	pthread_rwlock_rdlock(&sv->mu);
-	m->ps = xcalloc(sv->n + 1, sizeof(*m->ps));
-	m->average = xcalloc(sv->n + 1, sizeof(*m->average));
+	m->ps = calloc(sv->n + 1, sizeof(*m->ps));
+	m->average = calloc(sv->n + 1, sizeof(*m->average));
 	m->n = 0;
 	if (type)
-		types = xcalloc(sv->n + 1, sizeof(*types));
+		types = calloc(sv->n + 1, sizeof(*types));
+	if (!m->ps || !m->average || (type && !types)) {
+		nomem(err, "the selected series");
+		free(m->ps);
+		free(m->average);
+		m->ps = NULL;
+		m->average = NULL;
+		pthread_rwlock_unlock(&sv->mu);
+		free(types);
+		return;
+	}
 	for (size_t i = 0; i < sv->n; i++) {
 		const struct ix_series *e = &sv->v[i];
 		size_t t;
@@ -1063,9 +1135,11 @@ int service_query(struct service *sv, const struct selector *sel, int64_t from, 
 
 	*out = NULL;
 	select_series(sv, sel, &m, type, err);
-	if (!m.ps) /* several types and no APP.TYPE to pick one */
+	if (!m.ps) /* several types and no APP.TYPE to pick one, or no memory */
 		return err->code;
 	mc.dst = profile_new();
+	if (!mc.dst)
+		rc = nomem(err, "a query's profile");
 	for (size_t i = 0; i < m.n && rc == 0; i++) {
 		struct merge_ctx one = {NULL, err, 0};
 
@@ -1076,6 +1150,10 @@ int service_query(struct service *sv, const struct selector *sel, int64_t from, 
 		}
 		/* A gauge: the series' mean over its pushes in the window, then the sum. */
 		one.dst = profile_new();
+		if (!one.dst) {
+			rc = nomem(err, "a query's profile");
+			break;
+		}
 		rc = store_plan(sv->st, &m.ps[i], STORE_LEVELS - 1, from, until, merge_row, &one,
 				err);
 		if (rc == 0 && one.samples > 0)
@@ -1091,6 +1169,10 @@ int service_query(struct service *sv, const struct selector *sel, int64_t from, 
 	}
 	if (mc.dst->nr_types == 0)
 		profile_add_type(mc.dst, type, "count");
+	if (profile_failed(mc.dst)) {
+		profile_free(mc.dst);
+		return nomem(err, "a query's profile");
+	}
 	*out = mc.dst;
 	return 0;
 }
@@ -1157,9 +1239,15 @@ int service_timeline(struct service *sv, const struct selector *sel, int64_t fro
 		return error_set(err, ERR_LIMIT, "timeline: more than %d steps",
 				 SERVICE_TIMELINE_MAX);
 	tc.n = (size_t)steps;
-	tc.values = xcalloc(tc.n, sizeof(*tc.values));
+	tc.values = calloc(tc.n, sizeof(*tc.values));
+	if (!tc.values)
+		return nomem(err, "a timeline");
 	level = timeline_level(from, step);
-	select_series(sv, sel, &m, NULL, NULL);
+	select_series(sv, sel, &m, NULL, err);
+	if (!m.ps) {
+		free(tc.values);
+		return err->code;
+	}
 	for (size_t i = 0; i < m.n && rc == 0; i++) {
 		struct timeline_ctx one = tc;
 
@@ -1168,9 +1256,11 @@ int service_timeline(struct service *sv, const struct selector *sel, int64_t fro
 			continue;
 		}
 		/* A gauge: per step, the series' mean over its pushes in the step. */
-		one.values = xcalloc(tc.n, sizeof(*one.values));
-		one.pushes = xcalloc(tc.n, sizeof(*one.pushes));
-		rc = timeline_series(sv, &m.ps[i], level, from, until, &one, err);
+		one.values = calloc(tc.n, sizeof(*one.values));
+		one.pushes = calloc(tc.n, sizeof(*one.pushes));
+		rc = !one.values || !one.pushes
+			     ? nomem(err, "a timeline")
+			     : timeline_series(sv, &m.ps[i], level, from, until, &one, err);
 		for (size_t k = 0; k < tc.n && rc == 0; k++)
 			if (one.pushes[k])
 				tc.values[k] += (one.values[k] + one.pushes[k] / 2) / one.pushes[k];
@@ -1211,9 +1301,9 @@ static void json_set(const char **v, size_t n, struct strbuf *out)
 	strbuf_addch(out, ']');
 }
 
-/* Add S's names (NAME NULL) or its values of NAME to *v; service_name is its app. */
-static void series_labels_into(const struct series *s, const char *name, const char ***v, size_t *n,
-			       size_t *alloc)
+/* Add S's names (NAME NULL) or its values of NAME to *v; service_name is its app.  ERR_NOMEM. */
+static int series_labels_into(const struct series *s, const char *name, const char ***v, size_t *n,
+			      size_t *alloc)
 {
 	for (size_t j = 0; j <= s->nlabels; j++) {
 		const char *key = j < s->nlabels ? s->labels[j].key : LABEL_SERVICE;
@@ -1221,42 +1311,52 @@ static void series_labels_into(const struct series *s, const char *name, const c
 
 		if (name && strcmp(key, name))
 			continue;
-		if (*n == *alloc) {
-			*alloc = *alloc ? 2 * *alloc : 64;
-			*v = xrealloc(*v, *alloc * sizeof(**v));
-		}
+		if (ALLOC_TRY_GROW(*v, *n + 1, *alloc) < 0)
+			return ERR_NOMEM;
 		(*v)[(*n)++] = name ? value : key;
 	}
+	return 0;
+}
+
+/* OUT's sticky error (a checked buffer, service.h) as ERR. */
+static int out_error(const struct strbuf *out, struct error *err)
+{
+	if (strbuf_error(out) == ERR_NOMEM)
+		return nomem(err, "the answer");
+	if (strbuf_error(out))
+		return error_set(err, strbuf_error(out), "the answer is over %zu bytes",
+				 out->max - 1);
+	return 0;
 }
 
 static int label_list(struct service *sv, const char *name, const struct selector *sel,
-		      struct strbuf *out)
+		      struct strbuf *out, struct error *err)
 {
 	const char **v = NULL;
 	size_t n = 0, alloc = 0;
+	int rc = 0;
 
 	pthread_rwlock_rdlock(&sv->mu);
-	for (size_t i = 0; i < sv->n; i++)
+	for (size_t i = 0; i < sv->n && rc == 0; i++)
 		if (selected(sel, sv->v[i].s))
-			series_labels_into(sv->v[i].s, name, &v, &n, &alloc);
-	json_set(v, n, out);
+			rc = series_labels_into(sv->v[i].s, name, &v, &n, &alloc);
+	if (rc == 0)
+		json_set(v, n, out);
 	pthread_rwlock_unlock(&sv->mu);
 	free(v);
-	return 0;
+	return rc < 0 ? nomem(err, "label names") : out_error(out, err);
 }
 
 int service_label_names(struct service *sv, const struct selector *sel, struct strbuf *out,
 			struct error *err)
 {
-	(void)err;
-	return label_list(sv, NULL, sel, out);
+	return label_list(sv, NULL, sel, out, err);
 }
 
 int service_label_values(struct service *sv, const char *name, const struct selector *sel,
 			 struct strbuf *out, struct error *err)
 {
-	(void)err;
-	return label_list(sv, name, sel, out);
+	return label_list(sv, name, sel, out, err);
 }
 
 int service_series_json(struct service *sv, const struct selector *sel, struct strbuf *out,
@@ -1264,7 +1364,6 @@ int service_series_json(struct service *sv, const struct selector *sel, struct s
 {
 	size_t w = 0;
 
-	(void)err;
 	pthread_rwlock_rdlock(&sv->mu);
 	strbuf_addch(out, '[');
 	for (size_t i = 0; i < sv->n; i++) {
@@ -1293,7 +1392,7 @@ int service_series_json(struct service *sv, const struct selector *sel, struct s
 	}
 	strbuf_addch(out, ']');
 	pthread_rwlock_unlock(&sv->mu);
-	return 0;
+	return out_error(out, err);
 }
 
 int service_check_labels(struct service *sv, struct strbuf *out, struct error *err)
@@ -1301,9 +1400,12 @@ int service_check_labels(struct service *sv, struct strbuf *out, struct error *e
 	struct label_stat *st;
 	size_t n;
 
-	(void)err;
 	pthread_rwlock_rdlock(&sv->mu);
 	n = label_stats(sv, &st);
+	if (!st) {
+		pthread_rwlock_unlock(&sv->mu);
+		return nomem(err, "label statistics");
+	}
 	strbuf_addf(out, "%zu series", sv->n);
 	if (sv->cfg.series_budget)
 		strbuf_addf(out, " (budget %llu)", (unsigned long long)sv->cfg.series_budget);
@@ -1312,7 +1414,7 @@ int service_check_labels(struct service *sv, struct strbuf *out, struct error *e
 		strbuf_addf(out, "%s\t%zu\t%zu\n", st[i].key, st[i].values, st[i].series);
 	pthread_rwlock_unlock(&sv->mu);
 	free(st);
-	return 0;
+	return out_error(out, err);
 }
 
 /* ---- background work ---- */
@@ -1366,10 +1468,15 @@ static int roll_one(struct service *sv, const struct window *w, struct error *er
 			      .level = w->level,
 			      .t0 = w->t0,
 			      .t1 = w->t0 + store_level_ns[w->level]};
-	struct strbuf blob = STRBUF_INIT;
+	struct strbuf blob;
 	int rc;
 
+	strbuf_init_max(&blob, SERVICE_BLOB_MAX);
+	if (!mc.dst)
+		return nomem(err, "a rollup");
 	rc = store_plan(sv->st, &ps, w->level - 1, r.t0, r.t1, merge_row, &mc, err);
+	if (rc == 0 && profile_failed(mc.dst))
+		rc = nomem(err, "a rollup");
 	r.samples = mc.samples;
 	if (rc == 0 && mc.dst->nr_types && mc.dst->nr_samples) {
 		rc = blob_encode(mc.dst, &blob, err);
@@ -1430,7 +1537,8 @@ static int merge_sibling_row(const struct store_row *r, void *arg)
 		c->mixed = true;
 		return 1;
 	}
-	ALLOC_GROW(c->seen, c->nseen + 1, c->alloc);
+	if (ALLOC_TRY_GROW(c->seen, c->nseen + 1, c->alloc) < 0)
+		return nomem(c->err, "a rollup");
 	c->seen[c->nseen++] = r->blob_id;
 	if (blob_merge_into(c->dst, r->blob, r->len, NULL, &err) == 0)
 		return 0;
@@ -1466,10 +1574,13 @@ static int roll_siblings(struct service *sv, struct sibling *sib, size_t n, bool
 	int level = sib[0].w->level;
 	int64_t t0 = sib[0].w->t0, t1 = t0 + store_level_ns[level], gens[SIBLINGS_MAX];
 	struct store_row rows[SIBLINGS_MAX];
-	struct strbuf blob = STRBUF_INIT;
+	struct strbuf blob;
 	bool used[VIEW_MAX_TYPES];
 	int rc = 0;
 
+	strbuf_init_max(&blob, SERVICE_BLOB_MAX);
+	if (!c.dst)
+		return nomem(err, "a rollup");
 	for (size_t i = 0; i < n && rc == 0 && !c.mixed; i++) {
 		struct plan_series ps = {sib[i].w->series, 0, 0};
 
@@ -1485,6 +1596,8 @@ static int roll_siblings(struct service *sv, struct sibling *sib, size_t n, bool
 	 */
 	for (size_t i = 0; i < n && rc == 0; i++)
 		c.mixed |= sib[i].blobs != c.nseen;
+	if (rc == 0 && profile_failed(c.dst))
+		rc = nomem(err, "a rollup");
 	*mixed = c.mixed;
 	if (rc == 0 && !c.mixed && c.dst->nr_types && c.dst->nr_samples)
 		rc = blob_encode(c.dst, &blob, err);
@@ -1600,8 +1713,10 @@ int service_roll(struct service *sv, int64_t now_ns, size_t max, struct error *e
 	bool *rolled;
 	int rc = 0, done = 0;
 
-	ws.v = xcalloc(max ? max : 1, sizeof(*ws.v));
-	rolled = xcalloc(max ? max : 1, sizeof(*rolled));
+	ws.v = calloc(max ? max : 1, sizeof(*ws.v));
+	rolled = calloc(max ? max : 1, sizeof(*rolled));
+	if (!ws.v || !rolled)
+		rc = nomem(err, "the rollup windows");
 	/*
 	 * Level by level, lower levels first: a window above builds on the
 	 * fresh ones below, and one whose children are still stale waits.

@@ -37,6 +37,12 @@ struct service_config {
 		.rollup_delay_ns = 10 * INT64_C(1000000000)                              \
 	}
 
+/*
+ * The cap of one stored blob (a push's or a rollup's): an encoding that
+ * would pass it fails with ERR_LIMIT instead of taking the memory.
+ */
+#define SERVICE_BLOB_MAX ((size_t)1 << 30)
+
 struct service;
 
 int service_open(struct store *st, const struct service_config *cfg, struct service **out,

@@ -63,8 +63,9 @@ static int deflate_body(const struct strbuf *body, int level, struct strbuf *out
 	if (z && !z->c)
 		z->c = ZSTD_createCCtx();
 	if (!z || !z->c)
-		return error_set(err, ERR_LIMIT, "blob: out of memory for a zstd context");
-	strbuf_grow(out, bound);
+		return error_set(err, ERR_NOMEM, "blob: out of memory for a zstd context");
+	if (strbuf_grow(out, bound) < 0)
+		return 1; /* stored as is: put_blob reports the buffer's error */
 	ZSTD_CCtx_reset(z->c, ZSTD_reset_session_and_parameters);
 	ZSTD_CCtx_setParameter(z->c, ZSTD_c_compressionLevel, level);
 	ZSTD_CCtx_setParameter(z->c, ZSTD_c_checksumFlag, 1);
@@ -74,6 +75,17 @@ static int deflate_body(const struct strbuf *body, int level, struct strbuf *out
 	if (got >= body->len)
 		return 1;
 	strbuf_setlen(out, out->len + got);
+	return 0;
+}
+
+/* A checked buffer's sticky error (strbuf.h) as ERR. */
+static int blob_buf_error(const struct strbuf *sb, struct error *err)
+{
+	if (strbuf_error(sb) == ERR_NOMEM)
+		return error_set(err, ERR_NOMEM, "blob: out of memory encoding a profile");
+	if (strbuf_error(sb))
+		return error_set(err, strbuf_error(sb), "blob: the encoding is over %zu bytes",
+				 sb->max - 1);
 	return 0;
 }
 
@@ -91,11 +103,11 @@ static int put_blob(const struct strbuf *body, int level, struct strbuf *out, st
 		strbuf_setlen(out, start);
 		return rc;
 	}
-	if (rc) {
+	if (rc && !strbuf_error(out)) {
 		out->buf[start + 5] = 0;
 		strbuf_add(out, body->buf, body->len);
 	}
-	return 0;
+	return blob_buf_error(out, err);
 }
 
 static int check_level(int level, struct error *err)
@@ -108,13 +120,18 @@ static int check_level(int level, struct error *err)
 
 int blob_encode_level(const struct profile *p, int level, struct strbuf *out, struct error *err)
 {
-	struct strbuf body = STRBUF_INIT;
+	struct strbuf body;
 	int rc = check_level(level, err);
 
+	strbuf_init_max(&body, SIZE_MAX);
 	if (rc)
 		return rc;
-	blob_write_body(p, &body);
-	rc = put_blob(&body, level, out, err);
+	if (blob_write_body(p, &body) < 0)
+		rc = strbuf_error(&body)
+			     ? blob_buf_error(&body, err)
+			     : error_set(err, ERR_NOMEM, "blob: out of memory encoding a profile");
+	if (rc == 0)
+		rc = put_blob(&body, level, out, err);
 	strbuf_release(&body);
 	return rc;
 }
@@ -122,16 +139,21 @@ int blob_encode_level(const struct profile *p, int level, struct strbuf *out, st
 int blob_encode_tree(const struct profile *p, const struct blob_tree *t, int level,
 		     struct strbuf *out, struct error *err)
 {
-	struct strbuf body = STRBUF_INIT;
+	struct strbuf body;
 	int rc = check_level(level, err);
 
+	strbuf_init_max(&body, SIZE_MAX);
 	if (rc)
 		return rc;
 	if (!blob_tree_fits(t, p))
 		return error_set(err, ERR_USAGE,
 				 "blob: the profile does not share the encoded call tree");
-	blob_write_body_tree(p, t, &body);
-	rc = put_blob(&body, level, out, err);
+	if (blob_write_body_tree(p, t, &body) < 0)
+		rc = strbuf_error(&body)
+			     ? blob_buf_error(&body, err)
+			     : error_set(err, ERR_NOMEM, "blob: out of memory encoding a profile");
+	if (rc == 0)
+		rc = put_blob(&body, level, out, err);
 	strbuf_release(&body);
 	return rc;
 }
@@ -159,7 +181,7 @@ static int inflate_body(const uint8_t *src, size_t len, size_t max, void **heap,
 		z->d = ZSTD_createDCtx();
 	*heap = malloc(size ? size : 1);
 	if (!z || !z->d || !*heap)
-		return error_set(err, ERR_LIMIT, "blob: out of memory inflating %llu bytes", size);
+		return error_set(err, ERR_NOMEM, "blob: out of memory inflating %llu bytes", size);
 	got = ZSTD_decompressDCtx(z->d, *heap, size, src, len);
 	if (ZSTD_isError(got) || got != size)
 		return error_set(err, ERR_FORMAT, "blob: corrupt zstd body: %s",
@@ -218,7 +240,8 @@ int blob_decode(const void *data, size_t len, const struct blob_limits *lim, str
 		struct error *err)
 {
 	struct profile *p = profile_new();
-	int rc = decode_into(p, data, len, lim, -1, true, err);
+	int rc = p ? decode_into(p, data, len, lim, -1, true, err)
+		   : error_set(err, ERR_NOMEM, "blob: out of memory decoding a profile");
 
 	if (rc) {
 		profile_free(p);

@@ -329,7 +329,7 @@ static void *view_alloc(struct reader *r, size_t n, size_t size)
 		BUG("blob view: too many arrays");
 	a = malloc(n && size ? n * size : 1); /* n is bounded by the body's bytes */
 	if (!a)
-		fail(r, ERR_LIMIT, "out of memory for %zu entries", n);
+		fail(r, ERR_NOMEM, "out of memory for %zu entries", n);
 	else
 		v->allocs[v->nr_allocs++] = a;
 	return a;
@@ -354,7 +354,7 @@ static int get_strings(struct reader *r)
 		return rc;
 	v->nr_strs = n + 1;
 	if (!ALLOC(r, v->str, v->nr_strs) || !ALLOC(r, v->str_len, v->nr_strs))
-		return ERR_LIMIT;
+		return ERR_NOMEM;
 	v->str[0] = "";
 	v->str_len[0] = 0;
 	if ((rc = get_ids(r, 1, n, UINT32_MAX, v->str_len, "string", "length")))
@@ -413,7 +413,7 @@ static int get_frames(struct reader *r)
 	v->nr_frames = n;
 	if (!ALLOC(r, v->f_name, n) || !ALLOC(r, v->f_module, n) || !ALLOC(r, v->f_file, n) ||
 	    !ALLOC(r, v->f_line, n) || !ALLOC(r, v->f_flags, n) || !ALLOC(r, v->f_addr, n))
-		return ERR_LIMIT;
+		return ERR_NOMEM;
 	if ((rc = get_refs(r, 0, n, v->nr_strs, 1, v->f_name, "frame", "name")) ||
 	    (rc = get_ids(r, 0, n, v->nr_strs, v->f_module, "frame", "module")) ||
 	    (rc = get_ids(r, 0, n, v->nr_strs, v->f_file, "frame", "file")) ||
@@ -461,7 +461,7 @@ static int get_nodes(struct reader *r)
 		return rc;
 	v->nr_nodes = n + 1;
 	if (!ALLOC(r, v->parent, v->nr_nodes) || !ALLOC(r, v->frame, v->nr_nodes))
-		return ERR_LIMIT;
+		return ERR_NOMEM;
 	v->parent[0] = v->frame[0] = 0;
 	for (uint32_t first = 1, left = n, k; left; first += k, left -= k) {
 		k = fast_run(r, left);
@@ -516,7 +516,7 @@ static int get_sets(struct reader *r)
 		return rc;
 	v->nr_sets = n + 1;
 	if (!ALLOC(r, v->set_off, (size_t)n + 2))
-		return ERR_LIMIT;
+		return ERR_NOMEM;
 	v->set_off[0] = v->set_off[1] = 0;
 	for (uint32_t i = 1; i <= n; i++) {
 		uint64_t size;
@@ -534,7 +534,7 @@ static int get_sets(struct reader *r)
 		v->max_set = MAX(v->max_set, (uint32_t)size);
 	}
 	if (!ALLOC(r, v->labels, total))
-		return ERR_LIMIT;
+		return ERR_NOMEM;
 	for (uint32_t i = 0; i < total; i++) {
 		struct label *l = &v->labels[i];
 		uint64_t num;
@@ -559,7 +559,7 @@ static int get_profile_labels(struct reader *r)
 	if (!rc)
 		rc = get_count(r, "comments", r->lim->max_strings, 1, &v->nr_comments);
 	if (!rc && !ALLOC(r, v->comments, v->nr_comments))
-		rc = ERR_LIMIT;
+		rc = ERR_NOMEM;
 	if (!rc)
 		rc = get_ids(r, 0, v->nr_comments, v->nr_strs, v->comments, "comment", "string");
 	return rc;
@@ -674,7 +674,7 @@ static int get_samples(struct reader *r)
 		return rc;
 	if (!ALLOC(r, v->s_node, v->nr_samples) || !ALLOC(r, v->s_set, v->nr_samples) ||
 	    !ALLOC(r, v->values, (size_t)v->nr_samples * MAX(v->nr_types, 1)))
-		return ERR_LIMIT;
+		return ERR_NOMEM;
 	if ((rc = get_sample_keys(r)))
 		return rc;
 	for (uint32_t t = 0; t < v->nr_types && !rc; t++)
@@ -808,6 +808,8 @@ static void copy_header(struct apply *a)
 		const char *type = profile_str(dst, map_str(a, v->types[t].type));
 
 		profile_add_type(dst, type, profile_str(dst, map_str(a, v->types[t].unit)));
+		if (profile_failed(dst)) /* the type is missing: apply_view stops */
+			return;
 		dst->types[t].decimals = v->types[t].decimals;
 	}
 	dst->default_type = v->default_type;
@@ -818,7 +820,13 @@ static void copy_header(struct apply *a)
 	dst->duration_nanos = v->duration_nanos;
 	dst->profile_labels = map_set(a, v->profile_labels);
 	for (uint32_t i = 0; i < v->nr_comments; i++) {
-		ALLOC_GROW(dst->comments, dst->nr_comments + 1, dst->alloc_comments);
+		size_t alloc = dst->alloc_comments;
+
+		if (ALLOC_TRY_GROW(dst->comments, (size_t)dst->nr_comments + 1, alloc) < 0) {
+			profile_nomem(dst);
+			return;
+		}
+		dst->alloc_comments = (uint32_t)MIN(alloc, UINT32_MAX);
 		dst->comments[dst->nr_comments++] = map_str(a, v->comments[i]);
 	}
 }
@@ -836,10 +844,13 @@ static void describe_types(const struct profile *p, const struct sample_type *ty
 static int check_types(struct apply *a, struct error *err)
 {
 	struct profile *dst = a->dst;
-	struct strbuf x = STRBUF_INIT, y = STRBUF_INIT;
+	struct strbuf x, y;
 	struct sample_type types[BLOB_MAX_TYPES];
 	bool same = dst->nr_types == a->v->nr_types;
 
+	/* Without memory for them the message lists no types. */
+	strbuf_init_max(&x, 4096);
+	strbuf_init_max(&y, 4096);
 	for (uint32_t t = 0; t < a->v->nr_types; t++) {
 		types[t].type = map_str(a, a->v->types[t].type);
 		types[t].unit = map_str(a, a->v->types[t].unit);
@@ -881,8 +892,13 @@ static int add_samples(struct apply *a, struct error *err)
 
 		for (uint32_t t = 0; t < v->nr_types; t++)
 			over |= __builtin_mul_overflow(val[t], mul[t], &vals[t]);
-		if (over || profile_add_sample_near(dst, a->nodes[v->s_node[s]],
-						    map_set(a, v->s_set[s]), vals, &id))
+		int rc = over ? ERR_LIMIT
+			      : profile_add_sample_near(dst, a->nodes[v->s_node[s]],
+							map_set(a, v->s_set[s]), vals, &id);
+
+		if (rc == ERR_NOMEM)
+			return error_set(err, ERR_NOMEM, "blob: out of memory merging a profile");
+		if (rc)
 			return error_set(err, ERR_LIMIT, "blob: merged values overflow 64 bits");
 	}
 	return 0;
@@ -909,7 +925,7 @@ static int apply_view(const struct view *v, struct profile *dst, bool all, struc
 	a.need = malloc(v->nr_nodes);
 	a.tmp = malloc(MAX(v->max_set, 1) * sizeof(struct label));
 	if (!a.strs || !a.need || !a.tmp) {
-		rc = error_set(err, ERR_LIMIT, "blob: out of memory mapping %zu ids", nr);
+		rc = error_set(err, ERR_NOMEM, "blob: out of memory mapping %zu ids", nr);
 		goto out;
 	}
 	memset(a.strs, 0xff, nr * sizeof(uint32_t));
@@ -926,8 +942,12 @@ static int apply_view(const struct view *v, struct profile *dst, bool all, struc
 		if (dst->duration_nanos < v->duration_nanos)
 			dst->duration_nanos = v->duration_nanos;
 	}
-	map_nodes(&a, all);
-	rc = add_samples(&a, err);
+	if (!profile_failed(dst)) {
+		map_nodes(&a, all);
+		rc = add_samples(&a, err);
+	}
+	if (rc == 0 && profile_failed(dst))
+		rc = error_set(err, ERR_NOMEM, "blob: out of memory merging a profile");
 out:
 	free(a.strs);
 	free(a.need);

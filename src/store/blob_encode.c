@@ -26,10 +26,15 @@
  * from both at the end.
  */
 
-/* Room for n more varints in sb (a column at once); returns where to write them. */
+/*
+ * Room for n more varints in sb (a column at once); returns where to
+ * write them, or NULL when there is no memory (sb, checked, says so: the
+ * encoder's buffers are checked, its callers look at them at the end).
+ */
 static uint8_t *room(struct strbuf *sb, size_t n)
 {
-	strbuf_grow(sb, st_mult(n, VARINT_MAX));
+	if (strbuf_grow(sb, st_mult(n, VARINT_MAX)) < 0)
+		return NULL;
 	return (uint8_t *)sb->buf + sb->len;
 }
 
@@ -75,7 +80,10 @@ static inline uint8_t *put_mixed(uint8_t *w, uint64_t v)
 
 static void put1(struct strbuf *sb, uint64_t v)
 {
-	wrote(sb, put(room(sb, 1), v));
+	uint8_t *w = room(sb, 1);
+
+	if (w)
+		wrote(sb, put(w, v));
 }
 
 /* A column of ids is written as differences from one past the largest so far. */
@@ -111,13 +119,16 @@ struct enc {
 	uint32_t *samples; /* in blob order */
 	uint32_t *nodes;   /* their blob nodes */
 	uint32_t *labels;  /* their label sets: the profile's ids, the blob's after order_sets */
+	bool nomem;	   /* an allocation failed: the body is incomplete */
 };
 
+/* NULL when there is no memory. */
 static uint32_t *unset_array(size_t n)
 {
-	uint32_t *a = xmalloc(st_mult(n ? n : 1, sizeof(*a)));
+	uint32_t *a = alloc_array(NULL, n ? n : 1, sizeof(*a));
 
-	memset(a, 0xff, n * sizeof(*a));
+	if (a)
+		memset(a, 0xff, n * sizeof(*a));
 	return a;
 }
 
@@ -207,6 +218,8 @@ static uint32_t put_nodes(struct blob_tree *t, const struct profile *p, const ui
 	memset(frame_map, 0xff, p->nr_frames * sizeof(*frame_map));
 	put1(sb, n - 1);
 	w = room(sb, (size_t)n * 2);
+	if (!w)
+		return 0;
 	for (uint32_t i = 1; i < n; i++)
 		w = put(w, delta[i]);
 	for (uint32_t i = 1; i < n; i++) {
@@ -233,6 +246,8 @@ static void put_frames(struct blob_tree *t, const struct profile *p, const uint3
 
 	put1(sb, n);
 	w = room(sb, (size_t)n * 6);
+	if (!w)
+		return;
 	for (uint32_t i = 0; i < n; i++)
 		w = put(w, ref(tree_str(t, fr[frames[i]].name), &next));
 	for (uint32_t i = 0; i < n; i++)
@@ -258,12 +273,15 @@ static void put_strs(const struct strtab *st, const uint32_t *strs, uint32_t fro
 	uint8_t *w = room(lens, nr - from);
 	char *c;
 
+	if (!w)
+		return;
 	for (uint32_t i = from; i < nr; i++) {
 		w = put(w, strtab_len(st, strs[i]));
 		bytes += strtab_len(st, strs[i]);
 	}
 	wrote(lens, w);
-	strbuf_grow(chars, bytes);
+	if (strbuf_grow(chars, bytes) < 0)
+		return;
 	c = chars->buf + chars->len;
 	for (uint32_t i = from; i < nr; i++) {
 		memcpy(c, strtab_str(st, strs[i]), strtab_len(st, strs[i]));
@@ -274,34 +292,49 @@ static void put_strs(const struct strtab *st, const uint32_t *strs, uint32_t fro
 
 struct blob_tree *blob_tree_new(const struct profile *p)
 {
-	struct blob_tree *t = xcalloc(1, sizeof(*t));
+	struct blob_tree *t = calloc(1, sizeof(*t));
 	size_t nodes = p->nr_nodes, frames = p->nr_frames;
 	/* Scratch: next (and its spare slots), delta and frame per node; frame_map and frames. */
-	uint32_t *next =
-		xmalloc(st_mult(st_add(st_mult(nodes, 3), st_add(st_mult(frames, 2), ORDER_SPARE)),
-				sizeof(uint32_t)));
+	uint32_t *next = alloc_array(
+		NULL, st_add(st_mult(nodes, 3), st_add(st_mult(frames, 2), ORDER_SPARE)),
+		sizeof(uint32_t));
 	uint32_t *delta = next + nodes + ORDER_SPARE, *frame = delta + nodes;
 	uint32_t *frame_map = frame + nodes, *order = frame_map + frames, nr_frames;
 
+	if (!t || !next) {
+		free(t);
+		free(next);
+		return NULL;
+	}
 	t->nodes = p->nodes;
 	t->frames = p->frames;
 	t->nr_nodes = p->nr_nodes;
 	t->nr_frames = p->nr_frames;
-	t->node_map = xmalloc(st_mult(nodes, sizeof(uint32_t)));
+	t->node_map = alloc_array(NULL, nodes, sizeof(uint32_t));
 	t->nr_map = p->strs.nr;
 	t->str_map = unset_array(p->strs.nr);
-	t->strs = xmalloc(st_mult(p->strs.nr, sizeof(uint32_t)));
+	t->strs = alloc_array(NULL, p->strs.nr, sizeof(uint32_t));
+	strbuf_init_max(&t->lens, SIZE_MAX);
+	strbuf_init_max(&t->chars, SIZE_MAX);
+	strbuf_init_max(&t->frames_sec, SIZE_MAX);
+	strbuf_init_max(&t->nodes_sec, SIZE_MAX);
+	if (!t->node_map || !t->str_map || !t->strs) {
+		free(next);
+		blob_tree_free(t);
+		return NULL;
+	}
 	t->str_map[0] = t->strs[0] = 0;
 	t->nr_strs = 1;
-	strbuf_init(&t->lens, 0);
-	strbuf_init(&t->chars, 0);
-	strbuf_init(&t->frames_sec, 0);
-	strbuf_init(&t->nodes_sec, 0);
 	order_nodes(p, t->node_map, next, delta, frame);
 	nr_frames = put_nodes(t, p, delta, frame, frame_map, order);
 	put_frames(t, p, order, nr_frames);
 	put_strs(&p->strs, t->strs, 1, t->nr_strs, &t->lens, &t->chars);
 	free(next);
+	if (strbuf_error(&t->lens) || strbuf_error(&t->chars) || strbuf_error(&t->frames_sec) ||
+	    strbuf_error(&t->nodes_sec)) {
+		blob_tree_free(t);
+		return NULL;
+	}
 	return t;
 }
 
@@ -325,25 +358,34 @@ bool blob_tree_fits(const struct blob_tree *t, const struct profile *p)
 	       t->nr_frames == p->nr_frames && t->nr_map <= p->strs.nr;
 }
 
-static void enc_init(struct enc *e, const struct profile *p, const struct blob_tree *t,
-		     struct strbuf *sb)
+static void enc_release(struct enc *e);
+
+/* ERR_NOMEM (everything released) when there is no memory. */
+static int enc_init(struct enc *e, const struct profile *p, const struct blob_tree *t,
+		    struct strbuf *sb)
 {
 	memset(e, 0, sizeof(*e));
 	e->p = p;
 	e->tree = t;
 	e->sb = sb;
 	/* The tree's strings keep their numbers; the profile's others come after them. */
-	e->str_map = xmalloc(st_mult(p->strs.nr, sizeof(uint32_t)));
+	e->str_map = alloc_array(NULL, p->strs.nr, sizeof(uint32_t));
+	e->strs = alloc_array(NULL, p->strs.nr, sizeof(uint32_t));
+	e->set_map = unset_array(p->nr_labelsets);
+	e->sets = alloc_array(NULL, p->nr_labelsets ? p->nr_labelsets : 1, sizeof(uint32_t));
+	e->samples = alloc_array(NULL, p->nr_samples ? p->nr_samples : 1, sizeof(uint32_t));
+	e->nodes = alloc_array(NULL, p->nr_samples ? p->nr_samples : 1, sizeof(uint32_t));
+	e->labels = alloc_array(NULL, p->nr_samples ? p->nr_samples : 1, sizeof(uint32_t));
+	if (!e->str_map || !e->strs || !e->set_map || !e->sets || !e->samples || !e->nodes ||
+	    !e->labels) {
+		enc_release(e);
+		return ERR_NOMEM;
+	}
 	memcpy(e->str_map, t->str_map, t->nr_map * sizeof(uint32_t));
 	memset(e->str_map + t->nr_map, 0xff, (p->strs.nr - t->nr_map) * sizeof(uint32_t));
-	e->strs = xmalloc(st_mult(p->strs.nr, sizeof(uint32_t)));
 	memcpy(e->strs, t->strs, t->nr_strs * sizeof(uint32_t));
 	e->nr_strs = t->nr_strs;
-	e->set_map = unset_array(p->nr_labelsets);
-	e->sets = xmalloc(st_mult(p->nr_labelsets ? p->nr_labelsets : 1, sizeof(uint32_t)));
-	e->samples = xmalloc(st_mult(p->nr_samples ? p->nr_samples : 1, sizeof(uint32_t)));
-	e->nodes = xmalloc(st_mult(p->nr_samples ? p->nr_samples : 1, sizeof(uint32_t)));
-	e->labels = xmalloc(st_mult(p->nr_samples ? p->nr_samples : 1, sizeof(uint32_t)));
+	return 0;
 }
 
 static void enc_release(struct enc *e)
@@ -391,8 +433,13 @@ static bool order_samples(struct enc *e)
 {
 	const struct profile *p = e->p;
 	const uint32_t *node_map = e->tree->node_map;
-	uint32_t nr = p->nr_nodes, *start = xcalloc(nr, sizeof(uint32_t)), shared = 0, at = 0;
+	uint32_t nr = p->nr_nodes, *start = calloc(nr ? nr : 1, sizeof(uint32_t)), shared = 0,
+		 at = 0;
 
+	if (!start) {
+		e->nomem = true;
+		return false;
+	}
 	for (uint32_t s = 0; s < p->nr_samples; s++)
 		shared |= start[node_map[p->samples[s].node]]++;
 	for (uint32_t n = 0; n < nr; n++) {
@@ -502,8 +549,12 @@ static void sorted_labels(const struct profile *p, uint32_t set, struct label *b
 static void put_labels(struct enc *e)
 {
 	const struct profile *p = e->p;
-	struct label *buf = xmalloc(st_mult(p->nr_labels ? p->nr_labels : 1, sizeof(*buf)));
+	struct label *buf = alloc_array(NULL, p->nr_labels ? p->nr_labels : 1, sizeof(*buf));
 
+	if (!buf) {
+		e->nomem = true;
+		return;
+	}
 	put1(e->sb, e->nr_sets - 1);
 	for (uint32_t i = 1; i < e->nr_sets; i++)
 		put1(e->sb, p->label_off[e->sets[i] + 1] - p->label_off[e->sets[i]]);
@@ -514,6 +565,8 @@ static void put_labels(struct enc *e)
 		for (uint32_t j = 0; j < n; j++) {
 			uint8_t *w = room(e->sb, 4);
 
+			if (!w)
+				break;
 			w = put(w, enc_str(e, buf[j].key));
 			w = put(w, enc_str(e, buf[j].str));
 			w = put(w, zigzag(buf[j].num));
@@ -589,6 +642,8 @@ static void put_values(struct enc *e, uint32_t t)
 	if (!g)
 		return;
 	w = room(e->sb, p->nr_samples);
+	if (!w)
+		return;
 	for (uint32_t i = 0; i < p->nr_samples; i++) {
 		int64_t v = profile_sample_values(p, e->samples[i])[t];
 		uint64_t q = exact_div_quot(&d, magnitude(v));
@@ -606,6 +661,8 @@ static void put_samples(struct enc *e)
 
 	put1(e->sb, n);
 	w = room(e->sb, (size_t)n * 2);
+	if (!w)
+		return;
 	for (uint32_t i = 0; i < n; i++) {
 		w = put(w, e->nodes[i] - prev);
 		prev = e->nodes[i];
@@ -624,9 +681,17 @@ static void put_samples(struct enc *e)
 static void put_body(const struct enc *e, struct strbuf *body)
 {
 	const struct blob_tree *t = e->tree;
-	struct strbuf lens = STRBUF_INIT, chars = STRBUF_INIT;
+	struct strbuf lens, chars;
 
+	strbuf_init_max(&lens, SIZE_MAX);
+	strbuf_init_max(&chars, SIZE_MAX);
 	put_strs(&e->p->strs, e->strs, t->nr_strs, e->nr_strs, &lens, &chars);
+	if (strbuf_error(&lens) || strbuf_error(&chars)) {
+		strbuf_release(&lens);
+		strbuf_release(&chars);
+		body->error = body->error ? body->error : ERR_NOMEM;
+		return;
+	}
 	strbuf_grow(body, VARINT_MAX + t->lens.len + lens.len + t->chars.len + chars.len +
 				  t->frames_sec.len + t->nodes_sec.len + e->sb->len);
 	put1(body, e->nr_strs - 1);
@@ -641,25 +706,40 @@ static void put_body(const struct enc *e, struct strbuf *body)
 	strbuf_release(&chars);
 }
 
-void blob_write_body_tree(const struct profile *p, const struct blob_tree *t, struct strbuf *body)
+int blob_write_body_tree(const struct profile *p, const struct blob_tree *t, struct strbuf *body)
 {
-	struct strbuf rest = STRBUF_INIT;
+	struct strbuf rest;
 	struct enc e;
+	bool shared;
+	int rc = 0;
 
-	enc_init(&e, p, t, &rest);
-	order_sets(&e, order_samples(&e));
-	put_types(&e);
-	put_labels(&e);
-	put_samples(&e);
-	put_body(&e, body);
+	strbuf_init_max(&rest, SIZE_MAX);
+	if (enc_init(&e, p, t, &rest) < 0)
+		return ERR_NOMEM;
+	shared = order_samples(&e);
+	if (!e.nomem) { /* else e.labels is unset */
+		order_sets(&e, shared);
+		put_types(&e);
+		put_labels(&e);
+		put_samples(&e);
+	}
+	if (e.nomem || strbuf_error(&rest))
+		rc = ERR_NOMEM;
+	else
+		put_body(&e, body);
 	enc_release(&e);
 	strbuf_release(&rest);
+	return rc ? rc : strbuf_error(body);
 }
 
-void blob_write_body(const struct profile *p, struct strbuf *body)
+int blob_write_body(const struct profile *p, struct strbuf *body)
 {
 	struct blob_tree *t = blob_tree_new(p);
+	int rc;
 
-	blob_write_body_tree(p, t, body);
+	if (!t)
+		return ERR_NOMEM;
+	rc = blob_write_body_tree(p, t, body);
 	blob_tree_free(t);
+	return rc;
 }

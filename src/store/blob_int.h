@@ -31,11 +31,15 @@ static inline uint64_t magnitude(int64_t v)
 	return v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
 }
 
-/* p's body (everything after the header, before compression), appended to body. */
-void blob_write_body(const struct profile *p, struct strbuf *body);
+/*
+ * p's body (everything after the header, before compression), appended
+ * to body.  0, or ERR_NOMEM (no memory), or body's own sticky error (a
+ * checked body over its cap): body is incomplete then.
+ */
+int blob_write_body(const struct profile *p, struct strbuf *body);
 
 /* The same, with the frames and nodes sections taken from t, which must fit p. */
-void blob_write_body_tree(const struct profile *p, const struct blob_tree *t, struct strbuf *body);
+int blob_write_body_tree(const struct profile *p, const struct blob_tree *t, struct strbuf *body);
 
 /* Whether p has the nodes, frames and strings t was made from (see blob_tree_new). */
 bool blob_tree_fits(const struct blob_tree *t, const struct profile *p);

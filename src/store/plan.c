@@ -24,18 +24,21 @@ struct level_rows {
 	size_t n, alloc;
 	int64_t *stale;
 	size_t nstale, alloc_stale;
+	struct error *err;
 };
 
 static int keep_row(const struct store_row *r, void *arg)
 {
 	struct level_rows *lr = arg;
 
-	if (lr->n == lr->alloc) {
-		lr->alloc = lr->alloc ? 2 * lr->alloc : 16;
-		lr->rows = xrealloc(lr->rows, lr->alloc * sizeof(*lr->rows));
-		lr->blobs = xrealloc(lr->blobs, lr->alloc * sizeof(*lr->blobs));
-	}
-	lr->blobs[lr->n] = r->len ? xmemdup(r->blob, r->len) : NULL;
+	size_t alloc = lr->alloc;
+
+	if (ALLOC_TRY_GROW(lr->rows, lr->n + 1, alloc) < 0 ||
+	    ALLOC_TRY_GROW(lr->blobs, lr->n + 1, lr->alloc) < 0)
+		return error_set(lr->err, ERR_NOMEM, "out of memory (reading rollups)");
+	lr->blobs[lr->n] = r->len ? alloc_memdup(r->blob, r->len) : NULL;
+	if (r->len && !lr->blobs[lr->n])
+		return error_set(lr->err, ERR_NOMEM, "out of memory (reading rollups)");
 	lr->rows[lr->n] = *r;
 	lr->rows[lr->n].blob = lr->blobs[lr->n];
 	lr->n++;
@@ -46,10 +49,8 @@ static int keep_stale(int64_t t0, void *arg)
 {
 	struct level_rows *lr = arg;
 
-	if (lr->nstale == lr->alloc_stale) {
-		lr->alloc_stale = lr->alloc_stale ? 2 * lr->alloc_stale : 16;
-		lr->stale = xrealloc(lr->stale, lr->alloc_stale * sizeof(*lr->stale));
-	}
+	if (ALLOC_TRY_GROW(lr->stale, lr->nstale + 1, lr->alloc_stale) < 0)
+		return error_set(lr->err, ERR_NOMEM, "out of memory (reading rollups)");
 	lr->stale[lr->nstale++] = t0;
 	return 0;
 }
@@ -94,7 +95,7 @@ static int scan_level(const struct plan *pl, int level, int64_t from, int64_t un
 /* Windows [a, b) of LEVEL: rollups where usable, the level below for the runs between. */
 static int plan_windows(const struct plan *pl, int level, int64_t a, int64_t b)
 {
-	struct level_rows lr = {0};
+	struct level_rows lr = {.err = pl->err};
 	int64_t w = store_level_ns[level], gap = a; /* start of the run still to plan below */
 	size_t si = 0;
 	int rc;

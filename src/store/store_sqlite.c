@@ -260,7 +260,11 @@ static struct conn *reader_get(struct sqlite_store *s, struct error *err)
 	pthread_mutex_unlock(&s->rmu);
 	if (c)
 		return c;
-	c = xcalloc(1, sizeof(*c));
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		error_set(err, ERR_NOMEM, "out of memory (a store reader)");
+		return NULL;
+	}
 	if (conn_open(c, s->path, s->fsync, false, err) < 0) {
 		free(c);
 		return NULL;
@@ -318,7 +322,7 @@ static int read_rows(struct sqlite_store *s, enum stmt_id id, const int64_t *arg
 	int rc;
 
 	if (!c)
-		return ERR_IO;
+		return err && err->code == ERR_NOMEM ? ERR_NOMEM : ERR_IO;
 	q = stmt(c, id);
 	for (int i = 0; i < nargs; i++)
 		sqlite3_bind_int64(q, i + 1, args[i]);

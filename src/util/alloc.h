@@ -37,4 +37,20 @@ size_t st_mult(size_t a, size_t b);
 		}                                                                 \
 	} while (0)
 
+/*
+ * For code that must survive allocation failure (the server, and the
+ * library functions it calls): these return NULL, or ERR_NOMEM
+ * (util/error.h), and leave everything as it was; nothing dies.
+ * alloc_memdup() copies N bytes and adds a NUL; alloc_strdup() a string.
+ * ALLOC_TRY_GROW(x, nr, alloc) is ALLOC_GROW that evaluates to 0, or to
+ * ERR_NOMEM with x and alloc unchanged (also when the size overflows).
+ */
+void *alloc_memdup(const void *p, size_t n);
+/* realloc(p, n * size), NULL on overflow too; p stays valid when it fails. */
+void *alloc_array(void *p, size_t n, size_t size);
+char *alloc_strdup(const char *s);
+int alloc_grow(void *pptr, size_t elem, size_t nr, size_t *alloc);
+#define ALLOC_TRY_GROW(x, nr, alloc) \
+	((size_t)(nr) <= (alloc) ? 0 : alloc_grow(&(x), sizeof(*(x)), (nr), &(alloc)))
+
 #endif

@@ -76,4 +76,12 @@ void idhash_reserve(struct idhash *h, size_t n);
 /* Add id with hash; the caller has checked it is not present. */
 void idhash_insert(struct idhash *h, uint32_t hash, uint32_t id);
 
+/*
+ * As idhash_reserve() and idhash_insert(), for code that survives
+ * allocation failure: ERR_NOMEM (util/error.h) instead of dying, the
+ * table unchanged (an id it could not insert is not in it).
+ */
+int idhash_try_reserve(struct idhash *h, size_t n);
+int idhash_try_insert(struct idhash *h, uint32_t hash, uint32_t id);
+
 #endif

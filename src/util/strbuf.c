@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "util/common.h"
+#include "util/error.h"
 #include "util/strbuf.h"
 #include "util/utf8.h"
 
@@ -7,43 +8,88 @@ char strbuf_slopbuf[1];
 
 void strbuf_init(struct strbuf *sb, size_t hint)
 {
-	sb->alloc = sb->len = 0;
+	sb->alloc = sb->len = sb->max = 0;
+	sb->error = 0;
 	sb->buf = strbuf_slopbuf;
 	if (hint)
 		strbuf_grow(sb, hint);
 }
 
+void strbuf_init_max(struct strbuf *sb, size_t max)
+{
+	strbuf_init(sb, 0);
+	sb->max = max ? max : 1;
+}
+
 void strbuf_release(struct strbuf *sb)
 {
+	size_t max = sb->max;
+
 	if (sb->alloc)
 		free(sb->buf);
 	strbuf_init(sb, 0);
+	sb->max = max;
 }
 
 char *strbuf_detach(struct strbuf *sb, size_t *len)
 {
+	size_t max = sb->max;
 	char *res;
 
-	strbuf_grow(sb, 0);
+	if (strbuf_grow(sb, 0) < 0)
+		return NULL;
 	res = sb->buf;
 	if (len)
 		*len = sb->len;
 	strbuf_init(sb, 0);
+	sb->max = max;
 	return res;
 }
 
-void strbuf_grow(struct strbuf *sb, size_t extra)
+/* A checked buffer's growth: to WANT bytes within its cap, or the sticky error. */
+static int grow_checked(struct strbuf *sb, size_t extra)
 {
-	size_t want = st_add(st_add(sb->len, extra), 1);
+	size_t want, alloc;
+	char *p;
+
+	if (sb->error)
+		return sb->error;
+	if (__builtin_add_overflow(sb->len, extra, &want) || want >= sb->max)
+		return sb->error = ERR_LIMIT;
+	want++;
+	if (want <= sb->alloc)
+		return 0;
+	alloc = sb->alloc < 16 ? 16 : sb->alloc + sb->alloc / 2;
+	if (alloc < want)
+		alloc = want;
+	if (alloc > sb->max)
+		alloc = sb->max; /* still >= want: want <= max */
+	p = realloc(sb->alloc ? sb->buf : NULL, alloc);
+	if (!p)
+		return sb->error = ERR_NOMEM;
+	if (!sb->alloc)
+		p[0] = '\0';
+	sb->buf = p;
+	sb->alloc = alloc;
+	return 0;
+}
+
+int strbuf_grow(struct strbuf *sb, size_t extra)
+{
+	size_t want;
 	bool fresh = !sb->alloc;
 
+	if (sb->max)
+		return grow_checked(sb, extra);
+	want = st_add(st_add(sb->len, extra), 1);
 	if (want <= sb->alloc)
-		return;
+		return 0;
 	if (fresh)
 		sb->buf = NULL;
 	ALLOC_GROW(sb->buf, want, sb->alloc);
 	if (fresh)
 		sb->buf[0] = '\0';
+	return 0;
 }
 
 void strbuf_setlen(struct strbuf *sb, size_t len)
@@ -57,7 +103,8 @@ void strbuf_setlen(struct strbuf *sb, size_t len)
 
 void strbuf_add(struct strbuf *sb, const void *data, size_t len)
 {
-	strbuf_grow(sb, len);
+	if (strbuf_grow(sb, len) < 0)
+		return;
 	memcpy(sb->buf + sb->len, data, len);
 	sb->len += len;
 	sb->buf[sb->len] = '\0';
@@ -70,7 +117,8 @@ void strbuf_addstr(struct strbuf *sb, const char *s)
 
 void strbuf_addch(struct strbuf *sb, int c)
 {
-	strbuf_grow(sb, 1);
+	if (strbuf_grow(sb, 1) < 0)
+		return;
 	sb->buf[sb->len++] = (char)c;
 	sb->buf[sb->len] = '\0';
 }
@@ -80,14 +128,19 @@ void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
 	va_list cp;
 	int n;
 
-	strbuf_grow(sb, 64);
+	/* A guess at the room it takes; within a checked buffer's cap. */
+	if (strbuf_grow(sb, sb->max && sb->max - 1 - sb->len < 64 ? sb->max - 1 - sb->len : 64) < 0)
+		return;
 	va_copy(cp, ap);
 	n = vsnprintf(sb->buf + sb->len, sb->alloc - sb->len, fmt, cp);
 	va_end(cp);
 	if (n < 0)
 		BUG("vsnprintf failed for format '%s'", fmt);
 	if ((size_t)n >= sb->alloc - sb->len) {
-		strbuf_grow(sb, (size_t)n);
+		if (strbuf_grow(sb, (size_t)n) < 0) {
+			sb->buf[sb->len] = '\0';
+			return;
+		}
 		n = vsnprintf(sb->buf + sb->len, sb->alloc - sb->len, fmt, ap);
 	}
 	sb->len += (size_t)n;

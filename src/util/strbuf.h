@@ -11,23 +11,48 @@
  * STRBUF_INIT gives an empty buffer that owns no memory; strbuf_release()
  * frees it and leaves it reusable.  strbuf_detach() hands the memory to
  * the caller, who must free() it.
+ *
+ * Such a buffer dies when memory runs out (the command-line tools).  A
+ * checked one (strbuf_init_max(), as curl's dynbuf) has a cap instead and
+ * never dies: the first add that would pass the cap or cannot allocate
+ * leaves the buffer as it was and records ERR_LIMIT or ERR_NOMEM in a
+ * sticky error; later adds do nothing.  Whoever filled it checks
+ * strbuf_error() once at the end (the server's buffers).
  */
 struct strbuf {
 	size_t alloc;
 	size_t len;
 	char *buf;
+	size_t max; /* checked: len stays below max; 0 = unchecked (dies) */
+	int error;  /* checked: 0, or ERR_NOMEM / ERR_LIMIT once an add failed */
 };
 
 extern char strbuf_slopbuf[];
-#define STRBUF_INIT                  \
-	{                            \
-		0, 0, strbuf_slopbuf \
+#define STRBUF_INIT                        \
+	{                                  \
+		0, 0, strbuf_slopbuf, 0, 0 \
+	}
+
+/* A checked empty buffer of at most max - 1 bytes (max > 0), as strbuf_init_max(). */
+#define STRBUF_INIT_MAX(max)                   \
+	{                                      \
+		0, 0, strbuf_slopbuf, (max), 0 \
 	}
 
 void strbuf_init(struct strbuf *sb, size_t hint);
+/* An empty checked buffer of at most MAX - 1 bytes (MAX > 0). */
+void strbuf_init_max(struct strbuf *sb, size_t max);
+/* Free the memory; the buffer stays checked with its cap, error cleared. */
 void strbuf_release(struct strbuf *sb);
+/* Detach the memory (the caller frees it); NULL when a checked buffer cannot allocate. */
 char *strbuf_detach(struct strbuf *sb, size_t *len);
-void strbuf_grow(struct strbuf *sb, size_t extra);
+/* Room for EXTRA more bytes: 0, or (checked buffers) the sticky error. */
+int strbuf_grow(struct strbuf *sb, size_t extra);
+/* 0, or the sticky error of a checked buffer (ERR_NOMEM, ERR_LIMIT). */
+static inline int strbuf_error(const struct strbuf *sb)
+{
+	return sb->error;
+}
 
 static inline void strbuf_reset(struct strbuf *sb)
 {

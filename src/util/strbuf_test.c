@@ -5,6 +5,7 @@
 #include <cmocka.h>
 
 #include "util/common.h"
+#include "util/error.h"
 #include "util/strbuf.h"
 #include "util/strtab.h"
 
@@ -116,6 +117,34 @@ static void test_json_safe_escape(void **state)
 	strbuf_release(&sb);
 }
 
+/* A checked buffer (curl's dynbuf): a cap, a sticky error, nothing past the cap. */
+static void test_checked_cap(void **state)
+{
+	struct strbuf sb;
+
+	(void)state;
+	strbuf_init_max(&sb, 8);
+	strbuf_addstr(&sb, "1234567");
+	assert_int_equal(strbuf_error(&sb), 0);
+	assert_string_equal(sb.buf, "1234567");
+	strbuf_addch(&sb, '8'); /* 8 bytes and the NUL: over the cap */
+	assert_int_equal(strbuf_error(&sb), ERR_LIMIT);
+	assert_string_equal(sb.buf, "1234567");
+	strbuf_release(&sb);
+	/* Sticky until released: even a byte that would fit is refused. */
+	strbuf_addstr(&sb, "123456789");
+	assert_int_equal(strbuf_error(&sb), ERR_LIMIT);
+	strbuf_addch(&sb, 'a');
+	assert_int_equal(sb.len, 0);
+	strbuf_release(&sb);
+	/* The cap stays with the buffer; the error does not. */
+	strbuf_addf(&sb, "%d", 42);
+	assert_int_equal(strbuf_error(&sb), 0);
+	assert_string_equal(sb.buf, "42");
+	assert_int_equal(sb.max, 8);
+	strbuf_release(&sb);
+}
+
 static void test_strtab(void **state)
 {
 	struct strtab t;
@@ -151,7 +180,7 @@ int main(void)
 		cmocka_unit_test(test_addf_grows),	 cmocka_unit_test(test_commas),
 		cmocka_unit_test(test_xml_escape),	 cmocka_unit_test(test_json_escape),
 		cmocka_unit_test(test_json_escape_utf8), cmocka_unit_test(test_json_safe_escape),
-		cmocka_unit_test(test_strtab),
+		cmocka_unit_test(test_strtab),		 cmocka_unit_test(test_checked_cap),
 	};
 
 	return cmocka_run_group_tests_name("strbuf", tests, NULL, NULL);

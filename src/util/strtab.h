@@ -34,6 +34,15 @@ void strtab_reserve(struct strtab *t, uint32_t n, size_t bytes);
 /* The id of s[0..len), adding it when new.  len must be below 4 GiB. */
 uint32_t strtab_intern(struct strtab *t, const char *s, size_t len);
 
+/*
+ * As strtab_init(), strtab_reserve() and strtab_intern(), for code that
+ * survives allocation failure: ERR_NOMEM (util/error.h) instead of
+ * dying, the table unchanged (after a failed init, released).
+ */
+int strtab_try_init(struct strtab *t);
+int strtab_try_reserve(struct strtab *t, uint32_t n, size_t bytes);
+int strtab_try_intern(struct strtab *t, const char *s, size_t len, uint32_t *id);
+
 static inline uint32_t strtab_intern_str(struct strtab *t, const char *s)
 {
 	return strtab_intern(t, s, strlen(s));
