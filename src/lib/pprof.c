@@ -669,7 +669,7 @@ static void reader_release(struct pprof_reader *r)
 
 /* Decode under a budget that follows the input's size. */
 static int pprof_unpack(PbProfile *pb, const char *name, const char *data, size_t len,
-			struct error *err)
+			struct input_budget *budget, struct error *err)
 {
 	size_t cap = len > (PB_ALLOC_MAX - PB_ALLOC_MIN) / PB_ALLOC_FACTOR
 			     ? PB_ALLOC_MAX
@@ -678,7 +678,7 @@ static int pprof_unpack(PbProfile *pb, const char *name, const char *data, size_
 	if (len > PPROF_MAX_INPUT)
 		return error_set(err, ERR_LIMIT, "%s: pprof data larger than %zu bytes", name,
 				 PPROF_MAX_INPUT);
-	return pbd_decode(pb, name, data, len, cap, err);
+	return pbd_decode_budget(pb, name, data, len, cap, budget, err);
 }
 
 int pprof_read(const struct input *in, const struct read_options *o, struct profile **out,
@@ -699,7 +699,7 @@ int pprof_read(const struct input *in, const struct read_options *o, struct prof
 			return rc;
 		data = inflated;
 	}
-	rc = pprof_unpack(&pb, in->name, data, len, err);
+	rc = pprof_unpack(&pb, in->name, data, len, in->budget, err);
 	if (rc) {
 		free(inflated);
 		pbd_release(&pb);

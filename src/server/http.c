@@ -74,6 +74,8 @@ struct server {
 	struct server_config cfg; /* tokens and labels borrowed from the caller's */
 	struct service *sv;
 	atomic_uint inflight;
+	struct input_budget *inflate; /* every request's inflated body: inflate_budget */
+	struct input_budget inflate_budget;
 	pthread_mutex_t mu;	       /* metrics */
 	uint64_t requests[R_COUNT][6]; /* by status class 1xx..5xx; [0] unused */
 	uint64_t rejected[REJ_COUNT];
@@ -126,6 +128,8 @@ static enum MHD_Result reply(struct server *s, struct MHD_Connection *c, struct 
 	MHD_add_response_header(r, "Content-Type", ctype);
 	if (status == MHD_HTTP_UNAUTHORIZED)
 		MHD_add_response_header(r, "WWW-Authenticate", "Bearer, Basic realm=\"plateau\"");
+	if (status == MHD_HTTP_SERVICE_UNAVAILABLE)
+		MHD_add_response_header(r, "Retry-After", "1");
 	ok = MHD_queue_response(c, status, r);
 	MHD_destroy_response(r);
 	rq->replied = true;
@@ -166,11 +170,14 @@ static enum MHD_Result push_error(struct server *s, struct MHD_Connection *c, st
 {
 	unsigned status = status_of(err->code);
 
-	if (err->code == ERR_LIMIT && strstr(err->msg, "inflate"))
+	if (err->code == ERR_LIMIT && strstr(err->msg, INPUT_BUDGET_MSG))
+		status = MHD_HTTP_SERVICE_UNAVAILABLE;
+	else if (err->code == ERR_LIMIT && strstr(err->msg, "inflate"))
 		status = MHD_HTTP_CONTENT_TOO_LARGE;
-	reject(s, status == MHD_HTTP_CONTENT_TOO_LARGE ? REJ_INFLATED
-		  : err->code == ERR_LIMIT	       ? REJ_LIMIT
-						       : REJ_FORMAT);
+	reject(s, status == MHD_HTTP_CONTENT_TOO_LARGE	   ? REJ_INFLATED
+		  : status == MHD_HTTP_SERVICE_UNAVAILABLE ? REJ_BUSY
+		  : err->code == ERR_LIMIT		   ? REJ_LIMIT
+							   : REJ_FORMAT);
 	return reply_error(s, c, rq, status, err->msg);
 }
 
@@ -261,7 +268,7 @@ static int read_body(const struct server *s, const char *name, const void *data,
 {
 	struct input in;
 	struct read_options o = {0};
-	int rc = input_from_buf(&in, name, data, len, s->cfg.max_inflated, err);
+	int rc = input_from_buf_budget(&in, name, data, len, s->cfg.max_inflated, s->inflate, err);
 
 	if (rc < 0)
 		return rc;
@@ -989,6 +996,9 @@ int server_start(const struct server_config *cfg, struct service *sv, struct ser
 	}
 	s->cfg = *cfg;
 	s->sv = sv;
+	/* A body of max-inflated always inflates when it is alone. */
+	s->inflate_budget.limit = MAX(cfg->inflate_total, cfg->max_inflated);
+	s->inflate = &s->inflate_budget;
 	pthread_mutex_init(&s->mu, NULL);
 	s->d = MHD_start_daemon(
 		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_USE_ERROR_LOG,
