@@ -120,6 +120,9 @@ struct folded_reader {
 	/* Frame id of each interned name (UINT32_MAX: none yet); names are frames here. */
 	uint32_t *frame_of;
 	size_t frame_of_alloc;
+	/* Each type's counts so far, kept in 64 bits when bounded_sum (read_options). */
+	bool bounded_sum;
+	int64_t total[2];
 };
 
 static uint32_t named_frame(struct folded_reader *r, const char *name, size_t len)
@@ -137,18 +140,36 @@ static uint32_t named_frame(struct folded_reader *r, const char *name, size_t le
 	return r->frame_of[s];
 }
 
+/* *V times 10^D; false when that passes 64 bits. */
+static bool rescale(int64_t *v, uint32_t d)
+{
+	while (d--)
+		if (__builtin_mul_overflow(*v, 10, v))
+			return false;
+	return true;
+}
+
 static int add_counts(struct folded_reader *r, uint32_t node, const struct count *c, int n,
 		      struct error *err)
 {
 	int64_t vals[2];
 
 	for (int i = 0; i < n; i++) {
-		if (c[i].nfrac > r->p->types[i].decimals &&
-		    profile_set_decimals(r->p, (uint32_t)i, c[i].nfrac))
+		uint32_t d = r->p->types[i].decimals;
+
+		if (c[i].nfrac > d && (profile_set_decimals(r->p, (uint32_t)i, c[i].nfrac) ||
+				       !rescale(&r->total[i], c[i].nfrac - d)))
 			return error_set(err, ERR_LIMIT, "%s:%zu: counts overflow 64 bits",
 					 r->in->name, r->lineno);
 		if (!count_value(&c[i], r->p->types[i].decimals, &vals[i]))
 			return error_set(err, ERR_LIMIT, "%s:%zu: count overflows 64 bits",
+					 r->in->name, r->lineno);
+		/*
+		 * The whole file's sum, not only each stack's: two stacks of
+		 * 2^63-1 each made a profile no total or flame graph could hold.
+		 */
+		if (r->bounded_sum && __builtin_add_overflow(r->total[i], vals[i], &r->total[i]))
+			return error_set(err, ERR_LIMIT, "%s:%zu: sum of counts overflows 64 bits",
 					 r->in->name, r->lineno);
 	}
 	if (profile_add_sample(r->p, node, 0, vals))
@@ -410,7 +431,7 @@ static int folded_line(struct folded_reader *r, struct line_check *c, const char
 int folded_read(const struct input *in, const struct read_options *o, struct profile **out,
 		struct error *err)
 {
-	struct folded_reader r = {.in = in};
+	struct folded_reader r = {.in = in, .bounded_sum = o && o->bounded_sum};
 	struct line_check c = {.o = o};
 	const char *s = in->data, *end = in->data + in->len;
 	const char *kept = in->data;

@@ -65,6 +65,7 @@ static int64_t idmap_find(const struct idmap *m, uint64_t id)
 
 struct pprof_reader {
 	const char *name;
+	bool bounded_sum; /* read_options' */
 	const PbProfile *pb;
 	struct profile *p;
 	struct error *err;
@@ -595,11 +596,29 @@ static int sample_node(struct pprof_reader *r, struct stack_slot *t, size_t mask
 	return 0;
 }
 
+/*
+ * Add the magnitudes of V (one per type) to SUM; false when one passes
+ * 64 bits: a profile whose values cannot all be summed (two samples of
+ * 2^63-1) is refused, so no total, node or merge of it wraps.
+ */
+static bool sum_magnitudes(int64_t *sum, const int64_t *v, uint32_t n)
+{
+	for (uint32_t t = 0; t < n; t++) {
+		int64_t m = v[t] < 0 ? -(v[t] + 1) : v[t]; /* |v| - (v < 0): no overflow */
+
+		if (__builtin_add_overflow(sum[t], m, &sum[t]) ||
+		    (v[t] < 0 && __builtin_add_overflow(sum[t], 1, &sum[t])))
+			return false;
+	}
+	return true;
+}
+
 static int read_samples(struct pprof_reader *r)
 {
 	const PbProfile *pb = r->pb;
 	size_t size = 16, mask;
 	struct stack_slot *t;
+	int64_t sum[PPROF_MAX_TYPES] = {0};
 	int rc = 0;
 
 	while (size < 2 * pb->n_sample)
@@ -614,9 +633,10 @@ static int read_samples(struct pprof_reader *r)
 			rc = error_set(r->err, ERR_FORMAT,
 				       "%s: sample %zu: %u values for %u sample types", r->name, i,
 				       s->n_value, r->p->nr_types);
-		else if ((rc = sample_node(r, t, mask, i, &node)) == 0 &&
-			 (rc = sample_labels(r, i, &labels)) == 0 &&
-			 profile_add_sample(r->p, node, labels, pbd_values(pb, s)))
+		else if ((r->bounded_sum && !sum_magnitudes(sum, pbd_values(pb, s), s->n_value)) ||
+			 ((rc = sample_node(r, t, mask, i, &node)) == 0 &&
+			  (rc = sample_labels(r, i, &labels)) == 0 &&
+			  profile_add_sample(r->p, node, labels, pbd_values(pb, s))))
 			rc = error_set(r->err, ERR_LIMIT,
 				       "%s: sample %zu: sum of values overflows 64 bits", r->name,
 				       i);
@@ -684,7 +704,7 @@ static int pprof_unpack(PbProfile *pb, const char *name, const char *data, size_
 int pprof_read(const struct input *in, const struct read_options *o, struct profile **out,
 	       struct error *err)
 {
-	struct pprof_reader r = {.name = in->name, .err = err};
+	struct pprof_reader r = {.name = in->name, .err = err, .bounded_sum = o && o->bounded_sum};
 	const char *data = in->data;
 	size_t len = in->len;
 	char *inflated = NULL;

@@ -530,16 +530,16 @@ void profile_reserve(struct profile *p, const struct profile_counts *n)
 /* Add values to sample id (as profile_add_sample). */
 static int sample_add(struct profile *p, uint32_t id, const int64_t *values)
 {
-	int64_t *v = profile_sample_values(p, id), sum[16];
+	int64_t *v = profile_sample_values(p, id);
+	bool over = false;
 
-	if (p->nr_types > ARRAY_SIZE(sum))
-		BUG("more than %zu sample types", ARRAY_SIZE(sum));
 	for (uint32_t t = 0; t < p->nr_types; t++) {
-		if (__builtin_add_overflow(v[t], values[t], &sum[t]))
-			return ERR_LIMIT;
+		if (__builtin_add_overflow(v[t], values[t], &v[t])) {
+			v[t] = values[t] > 0 ? INT64_MAX : INT64_MIN;
+			over = true;
+		}
 	}
-	for (uint32_t t = 0; t < p->nr_types; t++)
-		v[t] = sum[t];
+	p->saturated |= over;
 	if (p->keep_order) {
 		size_t alloc = p->alloc_order;
 
@@ -553,7 +553,7 @@ static int sample_add(struct profile *p, uint32_t id, const int64_t *values)
 		       p->nr_types * sizeof(int64_t));
 		p->order[p->nr_order++] = id;
 	}
-	return 0;
+	return over ? ERR_LIMIT : 0;
 }
 
 int profile_add_sample(struct profile *p, uint32_t node, uint32_t labels, const int64_t *values)
@@ -583,6 +583,7 @@ static int64_t pow10i(uint32_t d)
 
 int profile_set_decimals(struct profile *p, uint32_t type, uint32_t d)
 {
+	bool over = false;
 	int64_t mul;
 
 	if (d <= p->types[type].decimals)
@@ -591,13 +592,17 @@ int profile_set_decimals(struct profile *p, uint32_t type, uint32_t d)
 		return ERR_LIMIT;
 	mul = pow10i(d - p->types[type].decimals);
 	for (uint32_t s = 0; s < p->nr_samples; s++) {
-		int64_t *v = &profile_sample_values(p, s)[type];
+		int64_t *v = &profile_sample_values(p, s)[type], x;
 
-		if (__builtin_mul_overflow(*v, mul, v))
-			return ERR_LIMIT;
+		if (__builtin_mul_overflow(*v, mul, &x)) {
+			x = *v > 0 ? INT64_MAX : INT64_MIN;
+			over = true;
+		}
+		*v = x;
 	}
 	p->types[type].decimals = d;
-	return 0;
+	p->saturated |= over;
+	return over ? ERR_LIMIT : 0;
 }
 
 int64_t profile_total(const struct profile *p, uint32_t type)

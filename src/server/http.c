@@ -267,7 +267,8 @@ static int read_body(const struct server *s, const char *name, const void *data,
 		     enum profile_format want, struct profile **out, struct error *err)
 {
 	struct input in;
-	struct read_options o = {0};
+	struct read_options o = {.bounded_sum =
+					 true}; /* any merge of pushes saturates, never wraps */
 	int rc = input_from_buf_budget(&in, name, data, len, s->cfg.max_inflated, s->inflate, err);
 
 	if (rc < 0)
@@ -808,6 +809,12 @@ static enum MHD_Result on_metrics(struct server *s, struct MHD_Connection *c, st
 		(unsigned long long)sc.series, (long long)st.bytes_disk, (long long)st.rows,
 		(long long)st.stale, (unsigned long long)sc.rollups,
 		(unsigned long long)sc.rollups_shared, (unsigned long long)sc.deleted);
+	strbuf_addf(&out,
+		    "# HELP plateau_rollups_failed_total Rollup windows whose data could not be "
+		    "rolled up, skipped until a push changes them.\n"
+		    "# TYPE plateau_rollups_failed_total counter\n"
+		    "plateau_rollups_failed_total %llu\n",
+		    (unsigned long long)sc.rollups_failed);
 	for (size_t i = 0; i < NLAT; i++)
 		strbuf_addf(&out, "plateau_query_duration_seconds_bucket{le=\"%g\"} %llu\n",
 			    latency_le[i], (unsigned long long)s->lat_bucket[i]);
