@@ -439,12 +439,18 @@ int folded_read(const struct input *in, const struct read_options *o, struct pro
 
 	r.p = profile_new();
 	r.p->keep_order = o && o->keep_order;
+	r.p->budget = in->budget;
 	while (s < end && !rc) {
 		const char *nl = memchr(s, '\n', (size_t)(end - s));
 		size_t len = nl ? (size_t)(nl - s) : (size_t)(end - s);
 
 		r.lineno++;
 		rc = folded_line(&r, &c, s, len, err);
+		if (!rc && r.lineno % PROFILE_CHARGE_STEP == 0 && profile_charge(r.p))
+			rc = error_set(err, ERR_LIMIT,
+				       "%s:%zu: " INPUT_BUDGET_MSG
+				       " (%zu bytes for the profiles being read); retry later",
+				       in->name, r.lineno, r.p->budget->limit);
 		/* The previous line must stay readable: stack_node() compares with it. */
 		if ((size_t)(s - kept) >= INPUT_DISCARD_STEP)
 			kept = input_discard(in, kept, s);
@@ -455,6 +461,11 @@ int folded_read(const struct input *in, const struct read_options *o, struct pro
 	free(r.frame_of);
 	if (!rc)
 		rc = line_check_end(&c, in->name, err);
+	if (!rc && profile_charge(r.p))
+		rc = error_set(err, ERR_LIMIT,
+			       "%s: " INPUT_BUDGET_MSG
+			       " (%zu bytes for the profiles being read); retry later",
+			       in->name, r.p->budget->limit);
 	if (rc) {
 		profile_free(r.p);
 		return rc;

@@ -34,36 +34,16 @@ struct gunzip {
 	size_t max;
 	char *buf; /* cap bytes and a NUL */
 	size_t cap, used;
-	struct input_budget *budget; /* or NULL */
-	size_t charged;		     /* bytes of buf taken from budget */
+	struct budget *budget; /* or NULL */
+	size_t charged;	       /* bytes of buf taken from budget */
 };
-
-bool input_budget_take(struct input_budget *b, size_t n)
-{
-	size_t cur;
-
-	if (!b)
-		return true;
-	cur = atomic_load(&b->used);
-	do {
-		if (n > b->limit || cur > b->limit - n)
-			return false;
-	} while (!atomic_compare_exchange_weak(&b->used, &cur, cur + n));
-	return true;
-}
-
-void input_budget_give(struct input_budget *b, size_t n)
-{
-	if (b && n)
-		atomic_fetch_sub(&b->used, n);
-}
 
 /* Make g->buf CAP bytes and a NUL, the CAP bytes charged to the budget. */
 static int gunzip_resize(struct gunzip *g, size_t cap, struct error *err)
 {
 	char *buf;
 
-	if (cap > g->charged && !input_budget_take(g->budget, cap - g->charged))
+	if (cap > g->charged && !budget_take(g->budget, cap - g->charged))
 		return error_set(err, ERR_LIMIT,
 				 "%s: " INPUT_BUDGET_MSG
 				 " (%zu bytes for the bodies inflating at once); retry later",
@@ -71,12 +51,12 @@ static int gunzip_resize(struct gunzip *g, size_t cap, struct error *err)
 	buf = realloc(g->buf, st_add(cap, 1));
 	if (!buf) {
 		if (cap > g->charged)
-			input_budget_give(g->budget, cap - g->charged);
+			budget_give(g->budget, cap - g->charged);
 		return error_set(err, ERR_NOMEM, "%s: out of memory inflating %zu bytes", g->name,
 				 cap);
 	}
 	if (cap < g->charged)
-		input_budget_give(g->budget, g->charged - cap);
+		budget_give(g->budget, g->charged - cap);
 	g->buf = buf;
 	g->cap = cap;
 	g->charged = cap;
@@ -183,7 +163,7 @@ static int gunzip_run(struct gunzip *g, struct error *err)
 		rc = gunzip_resize(g, g->used, err);
 	if (rc) {
 		free(g->buf);
-		input_budget_give(g->budget, g->charged);
+		budget_give(g->budget, g->charged);
 		return rc;
 	}
 	g->buf[g->used] = '\0';
@@ -260,8 +240,7 @@ static int map_file(struct input *in, int fd, size_t size, struct error *err)
 	return 0;
 }
 
-static int maybe_inflate(struct input *in, size_t max, struct input_budget *budget,
-			 struct error *err)
+static int maybe_inflate(struct input *in, size_t max, struct budget *budget, struct error *err)
 {
 	struct gunzip g = {.name = in->name,
 			   .in = (const void *)in->data,
@@ -315,7 +294,7 @@ int input_open(struct input *in, const char *path, struct error *err)
 }
 
 int input_from_buf_budget(struct input *in, const char *name, const void *data, size_t len,
-			  size_t max_inflated, struct input_budget *budget, struct error *err)
+			  size_t max_inflated, struct budget *budget, struct error *err)
 {
 	int rc;
 
@@ -348,7 +327,7 @@ void input_close(struct input *in)
 	if (in->map)
 		munmap(in->map, in->map_len);
 	free(in->heap);
-	input_budget_give(in->budget, in->charged);
+	budget_give(in->budget, in->charged);
 	memset(in, 0, sizeof(*in));
 }
 

@@ -2,23 +2,10 @@
 #ifndef PLATEAU_INPUT_H
 #define PLATEAU_INPUT_H
 
-#include <stdatomic.h>
-#include <stdbool.h>
 #include <stddef.h>
 
+#include "util/budget.h"
 #include "util/error.h"
-
-/*
- * One memory budget shared by whoever inflates with it (plateau serve's
- * requests): the bytes of every inflated buffer alive are taken from it
- * as the buffer grows and given back when the input is closed, so all
- * bodies inflating at once hold LIMIT bytes at most however many gzip
- * bombs arrive together.  Thread-safe; zero-initialise used.
- */
-struct input_budget {
-	atomic_size_t used;
-	size_t limit;
-};
 
 /*
  * A whole input file in memory: mapped when it is a regular file, read
@@ -34,7 +21,7 @@ struct input {
 	void *map;
 	size_t map_len;
 	char *heap;
-	struct input_budget *budget; /* what heap was charged to, or NULL */
+	struct budget *budget; /* what heap was charged to, or NULL */
 	size_t charged;
 };
 
@@ -55,11 +42,10 @@ int input_from_buf(struct input *in, const char *name, const void *data, size_t 
  * the rest of the budget (the caller may retry later).
  */
 int input_from_buf_budget(struct input *in, const char *name, const void *data, size_t len,
-			  size_t max_inflated, struct input_budget *budget, struct error *err);
+			  size_t max_inflated, struct budget *budget, struct error *err);
 #define INPUT_BUDGET_MSG "no room in the inflate budget"
-/* Take N bytes from B (NULL: no budget, always true); false when over its limit. */
-bool input_budget_take(struct input_budget *b, size_t n);
-void input_budget_give(struct input_budget *b, size_t n);
+/* Readers charge the profile they build to in->budget every this many samples or lines. */
+#define PROFILE_CHARGE_STEP 4096
 void input_close(struct input *in);
 
 /*

@@ -340,7 +340,7 @@ static void test_trailing_bytes_and_zlib(void **state)
  */
 static void test_budget_shared(void **state)
 {
-	struct input_budget b = {.limit = 3 << 20};
+	struct budget b = {.limit = 3 << 20};
 	struct error err = ERROR_INIT;
 	struct input x, y, z;
 	char *t = text(1 << 20), *gz = NULL;
@@ -366,7 +366,7 @@ static void test_budget_shared(void **state)
 /* A bomb under a budget smaller than its cap: refused at the budget, all given back. */
 static void test_budget_bomb(void **state)
 {
-	struct input_budget b = {.limit = 1 << 20};
+	struct budget b = {.limit = 1 << 20};
 	struct error err = ERROR_INIT;
 	char *zeros = calloc(16 << 20, 1), *gz = NULL;
 	size_t len = 0;

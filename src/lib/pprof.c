@@ -629,6 +629,13 @@ static int read_samples(struct pprof_reader *r)
 		const PbSample *s = &pb->sample[i];
 		uint32_t labels = 0, node;
 
+		if (i % PROFILE_CHARGE_STEP == 0 && profile_charge(r->p)) {
+			rc = error_set(r->err, ERR_LIMIT,
+				       "%s: sample %zu: " INPUT_BUDGET_MSG
+				       " (%zu bytes for the profiles being read); retry later",
+				       r->name, i, r->p->budget->limit);
+			break;
+		}
 		if (s->n_value != r->p->nr_types)
 			rc = error_set(r->err, ERR_FORMAT,
 				       "%s: sample %zu: %u values for %u sample types", r->name, i,
@@ -689,7 +696,7 @@ static void reader_release(struct pprof_reader *r)
 
 /* Decode under a budget that follows the input's size. */
 static int pprof_unpack(PbProfile *pb, const char *name, const char *data, size_t len,
-			struct input_budget *budget, struct error *err)
+			struct budget *budget, struct error *err)
 {
 	size_t cap = len > (PB_ALLOC_MAX - PB_ALLOC_MIN) / PB_ALLOC_FACTOR
 			     ? PB_ALLOC_MAX
@@ -727,9 +734,15 @@ int pprof_read(const struct input *in, const struct read_options *o, struct prof
 	}
 	r.pb = &pb;
 	r.p = profile_new();
+	r.p->budget = in->budget;
 	r.p->keep_order = o && o->keep_order;
 	r.frame_budget = st_add(FRAME_BUDGET_MIN, st_mult(len, 64));
 	rc = read_profile(&r);
+	if (!rc && profile_charge(r.p))
+		rc = error_set(err, ERR_LIMIT,
+			       "%s: " INPUT_BUDGET_MSG
+			       " (%zu bytes for the profiles being read); retry later",
+			       in->name, r.p->budget->limit);
 	reader_release(&r);
 	pbd_release(&pb);
 	free(inflated); /* after the samples: their packed ids point into it */

@@ -89,7 +89,7 @@ static void *grow(struct rd *r, void *arr, int which, size_t need, size_t size, 
 				pb->cap >> 20);
 		return arr;
 	}
-	if (!input_budget_take(pb->budget, (n - *alloc) * size)) {
+	if (!budget_take(pb->budget, (n - *alloc) * size)) {
 		*rc = error_set(r->err, ERR_LIMIT,
 				"%s: pprof data: " INPUT_BUDGET_MSG
 				" (%zu bytes for the bodies decoding at once); retry later",
@@ -889,7 +889,7 @@ int pbd_decode(struct pbd_profile *pb, const char *name, const void *data, size_
 }
 
 int pbd_decode_budget(struct pbd_profile *pb, const char *name, const void *data, size_t len,
-		      size_t cap, struct input_budget *budget, struct error *err)
+		      size_t cap, struct budget *budget, struct error *err)
 {
 	struct rd r = {pb, data, name, err, NULL, 0, "", NULL, 0};
 	int rc;
@@ -931,7 +931,7 @@ void pbd_release(struct pbd_profile *pb)
 	GIVE(string_table, A_STRING_TABLE);
 	GIVE(str_off, A_STRING_OFF);
 #undef GIVE
-	input_budget_give(pb->budget, pb->used);
+	budget_give(pb->budget, pb->used);
 	memset(pb, 0, sizeof(*pb));
 	for (int i = 0; i < A_COUNT; i++) {
 		bytes += k.room[i];

@@ -95,8 +95,8 @@ struct pbd_profile {
 	 */
 	size_t alloc[13], room[13];
 	size_t n_location_ids, n_values, n_labels, n_lines, n_strings;
-	size_t used, cap;	     /* bytes the arrays hold, and their limit */
-	struct input_budget *budget; /* charged for used too, or NULL */
+	size_t used, cap;      /* bytes the arrays hold, and their limit */
+	struct budget *budget; /* charged for used too, or NULL */
 };
 
 /*
@@ -169,7 +169,7 @@ int pbd_decode(struct pbd_profile *pb, const char *name, const void *data, size_
  * with INPUT_BUDGET_MSG when the budget is used up.
  */
 int pbd_decode_budget(struct pbd_profile *pb, const char *name, const void *data, size_t len,
-		      size_t cap, struct input_budget *budget, struct error *err);
+		      size_t cap, struct budget *budget, struct error *err);
 void pbd_release(struct pbd_profile *pb);
 
 #endif

@@ -573,7 +573,7 @@ static void test_budget(void **state)
 /* A shared budget is charged for the arrays while decoded, given back on release. */
 static void test_shared_budget(void **state)
 {
-	struct input_budget b = {.limit = 1 << 20};
+	struct budget b = {.limit = 1 << 20};
 	struct error err = ERROR_INIT;
 	struct pbd_profile d;
 	size_t len;

@@ -22,6 +22,7 @@ void profile_free(struct profile *p)
 {
 	if (!p)
 		return;
+	budget_give(p->budget, p->charged);
 	strtab_release(&p->strs);
 	free(p->frames);
 	idhash_release(&p->frame_index);
@@ -707,4 +708,32 @@ void profile_format_value(const struct profile *p, uint32_t type, int64_t v, cha
 double profile_value_double(const struct profile *p, uint32_t type, int64_t v)
 {
 	return (double)v / (double)pow10i(p->types[type].decimals);
+}
+
+/* About the bytes P's arrays and tables hold, from its counts (what RSS it costs). */
+static size_t profile_footprint(const struct profile *p)
+{
+	size_t node = sizeof(struct pnode) + sizeof(uint32_t);
+	size_t frame = sizeof(struct frame) + 2 * sizeof(uint32_t);
+	size_t sample =
+		sizeof(struct psample) + 2 * sizeof(uint32_t) + sizeof(int64_t) * p->nr_types;
+	size_t str = 2 * sizeof(uint32_t) + sizeof(char *) + 16; /* the bytes: 16 on average */
+
+	return (size_t)p->nr_nodes * node + (size_t)p->nr_frames * frame +
+	       (size_t)p->nr_samples * sample + (size_t)p->strs.nr * str;
+}
+
+int profile_charge(struct profile *p)
+{
+	size_t now;
+
+	if (!p->budget)
+		return 0;
+	now = profile_footprint(p);
+	if (now <= p->charged)
+		return 0;
+	if (!budget_take(p->budget, now - p->charged))
+		return ERR_LIMIT;
+	p->charged = now;
+	return 0;
 }

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/budget.h"
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/strtab.h"
@@ -132,7 +133,21 @@ struct profile {
 	 * never wrapped, and a merge carries the flag over.
 	 */
 	bool saturated;
+	/*
+	 * The budget this profile's memory is charged to (plateau serve's
+	 * pushes; NULL: none): readers call profile_charge() as it grows,
+	 * profile_free() gives the bytes back.
+	 */
+	struct budget *budget;
+	size_t charged;
 };
+
+/*
+ * Charge p->budget for what P holds now (about: from its counts of nodes,
+ * frames, samples and strings): 0, or ERR_LIMIT when the budget has no
+ * room (nothing more is charged then).  0 when P has no budget.
+ */
+int profile_charge(struct profile *p);
 
 /* An empty profile with no sample types; free with profile_free(). */
 struct profile *profile_new(void);

@@ -710,10 +710,36 @@ static void test_merge_saturates(void **state)
 	profile_free(dst);
 }
 
+/* A profile charges its budget as it grows and gives it all back when freed. */
+static void test_charge(void **state)
+{
+	struct budget b = {.limit = 1 << 20};
+	struct profile *p = profile_new();
+	int64_t one = 1;
+	uint32_t node = 0;
+
+	(void)state;
+	p->budget = &b;
+	profile_add_type(p, "samples", "count");
+	assert_int_equal(profile_charge(p), 0);
+	for (int i = 0; i < 1000; i++)
+		node = profile_child(p, node, profile_frame_named(p, "f", 1));
+	assert_int_equal(profile_add_sample(p, node, 0, &one), 0);
+	assert_int_equal(profile_charge(p), 0);
+	assert_true(atomic_load(&b.used) == p->charged && p->charged > 1000 * 16);
+	b.limit = p->charged + 10;
+	for (int i = 0; i < 100; i++)
+		node = profile_child(p, node, profile_frame_named(p, "f", 1));
+	assert_int_equal(profile_charge(p), ERR_LIMIT);
+	profile_free(p);
+	assert_int_equal(atomic_load(&b.used), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_merge_saturates),
+		cmocka_unit_test(test_charge),
 		cmocka_unit_test(test_tree_and_totals),
 		cmocka_unit_test(test_functions_self_total),
 		cmocka_unit_test(test_counts_where),

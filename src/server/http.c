@@ -74,8 +74,8 @@ struct server {
 	struct server_config cfg; /* tokens and labels borrowed from the caller's */
 	struct service *sv;
 	atomic_uint inflight;
-	struct input_budget *inflate; /* every request's inflated body: inflate_budget */
-	struct input_budget inflate_budget;
+	struct budget *inflate; /* every request's inflated body: inflate_budget */
+	struct budget inflate_budget;
 	pthread_mutex_t mu;	       /* metrics */
 	uint64_t requests[R_COUNT][6]; /* by status class 1xx..5xx; [0] unused */
 	uint64_t rejected[REJ_COUNT];
