@@ -1422,6 +1422,15 @@ static int bad_mark(struct service *sv, const struct window *w)
 	return 1;
 }
 
+/* Window W rolled up after all: it is no longer failed. */
+static void bad_forget(struct service *sv, const struct window *w)
+{
+	struct bad_window *b = bad_find(sv, w->series, w->level, w->t0);
+
+	if (b)
+		*b = sv->bad[--sv->nbad];
+}
+
 static int due_window(int64_t series, int level, int64_t t0, int64_t gen, void *arg)
 {
 	struct windows *ws = arg;
@@ -1749,6 +1758,8 @@ int service_roll(struct service *sv, int64_t now_ns, size_t max, struct error *e
 				rc = 0; /* later, from its children's rollups */
 			else if (rc == 0)
 				rc = roll_group(sv, &ws, i, rolled, &done, &why);
+			if (rc == 0 && rolled[i])
+				bad_forget(sv, &ws.v[i]);
 			if (rc < 0)
 				rc = roll_failed(sv, &ws.v[i], rc, &why, err);
 			if (rc < 0 && !err->code)

@@ -960,6 +960,13 @@ static void test_bad_window_skipped(void **state)
 	err = (struct error)ERROR_INIT;
 	assert_int_equal(service_roll(f->sv, T0 + 3 * HOUR, 256, &err), 0);
 	assert_int_equal(err.code, 0);
+	/* The bad row gone (retention), a push rolls the windows again: they recover. */
+	assert_int_equal(f->st->be->delete_before(f->st, T0 + 7 * SEC, &(int64_t){0}, &err), 0);
+	push(f, "bad", "cpu", "eu", T0 + 20 * SEC, "main;d 1\n");
+	assert_int_equal(service_roll(f->sv, T0 + 3 * HOUR, 256, &err), 3);
+	assert_int_equal(err.code, 0);
+	assert_int_equal(rollups_failed(f), 6);
+	assert_int_equal(service_roll(f->sv, T0 + 3 * HOUR, 256, &err), 0);
 }
 
 /*
