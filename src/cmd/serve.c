@@ -45,7 +45,8 @@ static void run(struct service *sv)
 		int done;
 
 		done = service_roll(sv, now, ROLL_BATCH, &err);
-		if (done < 0)
+		/* A window that cannot be rolled up is told once, then skipped. */
+		if (done < 0 || err.code)
 			warning("rollup: %s", err.msg);
 		err = (struct error)ERROR_INIT;
 		if (service_maintain(sv, &err) < 0)

@@ -120,6 +120,9 @@ struct folded_reader {
 	/* Frame id of each interned name (UINT32_MAX: none yet); names are frames here. */
 	uint32_t *frame_of;
 	size_t frame_of_alloc;
+	/* Each type's counts so far, kept in 64 bits when bounded_sum (read_options). */
+	bool bounded_sum;
+	int64_t total[2];
 };
 
 static uint32_t named_frame(struct folded_reader *r, const char *name, size_t len)
@@ -140,6 +143,15 @@ static uint32_t named_frame(struct folded_reader *r, const char *name, size_t le
 	return r->frame_of[s];
 }
 
+/* *V times 10^D; false when that passes 64 bits. */
+static bool rescale(int64_t *v, uint32_t d)
+{
+	while (d--)
+		if (__builtin_mul_overflow(*v, 10, v))
+			return false;
+	return true;
+}
+
 static int add_counts(struct folded_reader *r, uint32_t node, const struct count *c, int n,
 		      struct error *err)
 {
@@ -150,12 +162,21 @@ static int add_counts(struct folded_reader *r, uint32_t node, const struct count
 		return error_set(err, ERR_NOMEM, "%s:%zu: out of memory", r->in->name, r->lineno);
 
 	for (int i = 0; i < n; i++) {
-		if (c[i].nfrac > r->p->types[i].decimals &&
-		    profile_set_decimals(r->p, (uint32_t)i, c[i].nfrac))
+		uint32_t d = r->p->types[i].decimals;
+
+		if (c[i].nfrac > d && (profile_set_decimals(r->p, (uint32_t)i, c[i].nfrac) ||
+				       !rescale(&r->total[i], c[i].nfrac - d)))
 			return error_set(err, ERR_LIMIT, "%s:%zu: counts overflow 64 bits",
 					 r->in->name, r->lineno);
 		if (!count_value(&c[i], r->p->types[i].decimals, &vals[i]))
 			return error_set(err, ERR_LIMIT, "%s:%zu: count overflows 64 bits",
+					 r->in->name, r->lineno);
+		/*
+		 * The whole file's sum, not only each stack's: two stacks of
+		 * 2^63-1 each made a profile no total or flame graph could hold.
+		 */
+		if (r->bounded_sum && __builtin_add_overflow(r->total[i], vals[i], &r->total[i]))
+			return error_set(err, ERR_LIMIT, "%s:%zu: sum of counts overflows 64 bits",
 					 r->in->name, r->lineno);
 	}
 	rc = profile_add_sample(r->p, node, 0, vals);
@@ -430,7 +451,7 @@ static int folded_line(struct folded_reader *r, struct line_check *c, const char
 int folded_read(const struct input *in, const struct read_options *o, struct profile **out,
 		struct error *err)
 {
-	struct folded_reader r = {.in = in};
+	struct folded_reader r = {.in = in, .bounded_sum = o && o->bounded_sum};
 	struct line_check c = {.o = o};
 	const char *s = in->data, *end = in->data + in->len;
 	const char *kept = in->data;
@@ -440,12 +461,18 @@ int folded_read(const struct input *in, const struct read_options *o, struct pro
 	if (!r.p)
 		return error_set(err, ERR_NOMEM, "%s: out of memory", in->name);
 	r.p->keep_order = o && o->keep_order;
+	r.p->budget = in->budget;
 	while (s < end && !rc && !profile_failed(r.p)) {
 		const char *nl = memchr(s, '\n', (size_t)(end - s));
 		size_t len = nl ? (size_t)(nl - s) : (size_t)(end - s);
 
 		r.lineno++;
 		rc = folded_line(&r, &c, s, len, err);
+		if (!rc && r.lineno % PROFILE_CHARGE_STEP == 0 && profile_charge(r.p))
+			rc = error_set(err, ERR_LIMIT,
+				       "%s:%zu: " INPUT_BUDGET_MSG
+				       " (%zu bytes for the profiles being read); retry later",
+				       in->name, r.lineno, r.p->budget->limit);
 		/* The previous line must stay readable: stack_node() compares with it. */
 		if ((size_t)(s - kept) >= INPUT_DISCARD_STEP)
 			kept = input_discard(in, kept, s);
@@ -458,6 +485,11 @@ int folded_read(const struct input *in, const struct read_options *o, struct pro
 		rc = error_set(err, ERR_NOMEM, "%s:%zu: out of memory", in->name, r.lineno);
 	if (!rc)
 		rc = line_check_end(&c, in->name, err);
+	if (!rc && profile_charge(r.p))
+		rc = error_set(err, ERR_LIMIT,
+			       "%s: " INPUT_BUDGET_MSG
+			       " (%zu bytes for the profiles being read); retry later",
+			       in->name, r.p->budget->limit);
 	if (rc) {
 		profile_free(r.p);
 		return rc;

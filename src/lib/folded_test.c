@@ -123,6 +123,43 @@ static struct profile *read_opts(const char *text, const struct read_options *o,
 	return p;
 }
 
+/*
+ * Issue 14: with bounded_sum (plateau serve's pushes) a file whose counts
+ * sum past 64 bits is refused at the line that passes it, even when each
+ * stack's sum fits (two stacks of 2^63-1 were stored, then no total or
+ * flame graph over them could be drawn).  Without it (the CLI) such a
+ * file is kept as it is.
+ */
+static void test_sum_past_64_bits_refused(void **state)
+{
+	struct read_options o = {.bounded_sum = true};
+	struct error err = ERROR_INIT;
+	struct profile *p;
+
+	(void)state;
+	p = read_str("a;b 9223372036854775807\na;c 9223372036854775807\n", &err);
+	assert_non_null(p);
+	profile_free(p);
+	p = read_opts("a;b 9223372036854775807\na;c 9223372036854775807\n", &o, &err);
+	assert_null(p);
+	assert_int_equal(err.code, ERR_LIMIT);
+	assert_string_equal(err.msg, "t.folded:2: sum of counts overflows 64 bits");
+	err = (struct error)ERROR_INIT;
+	p = read_opts("a 9223372036854775806\nb 1\n", &o, &err);
+	assert_non_null(p);
+	assert_true(profile_total(p, 0) == INT64_MAX);
+	profile_free(p);
+	/* More decimals multiply what was summed so far. */
+	err = (struct error)ERROR_INIT;
+	p = read_opts("a 922337203685477581\nb 0.1\n", &o, &err);
+	assert_null(p);
+	assert_string_equal(err.msg, "t.folded:2: counts overflow 64 bits");
+	err = (struct error)ERROR_INIT;
+	p = read_opts("a 922337203685477580\nb 0.8\n", &o, &err);
+	assert_null(p);
+	assert_string_equal(err.msg, "t.folded:2: sum of counts overflows 64 bits");
+}
+
 static void test_bad_lines_skipped_with_warnings(void **state)
 {
 	struct warnings w = {0};
@@ -205,6 +242,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip_sorted_bytewise),
 		cmocka_unit_test(test_decimals),
+		cmocka_unit_test(test_sum_past_64_bits_refused),
 		cmocka_unit_test(test_differential),
 		cmocka_unit_test(test_errors_name_the_line),
 		cmocka_unit_test(test_bad_lines_skipped_with_warnings),

@@ -48,6 +48,13 @@ struct read_options {
 	bool skip_bad_lines;
 	void (*warn)(void *arg, const char *msg);
 	void *warn_arg;
+	/*
+	 * Folded and pprof: refuse an input whose values of one type sum (in
+	 * magnitude) past 64 bits, naming the line or sample that passes it,
+	 * so that any total, node or merge of it fits (plateau serve's
+	 * pushes).  Else only a stack's own sum must fit.
+	 */
+	bool bounded_sum;
 };
 
 /* The format of data, from its first bytes. */

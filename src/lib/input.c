@@ -34,7 +34,34 @@ struct gunzip {
 	size_t max;
 	char *buf; /* cap bytes and a NUL */
 	size_t cap, used;
+	struct budget *budget; /* or NULL */
+	size_t charged;	       /* bytes of buf taken from budget */
 };
+
+/* Make g->buf CAP bytes and a NUL, the CAP bytes charged to the budget. */
+static int gunzip_resize(struct gunzip *g, size_t cap, struct error *err)
+{
+	char *buf;
+
+	if (cap > g->charged && !budget_take(g->budget, cap - g->charged))
+		return error_set(err, ERR_LIMIT,
+				 "%s: " INPUT_BUDGET_MSG
+				 " (%zu bytes for the bodies inflating at once); retry later",
+				 g->name, g->budget->limit);
+	buf = realloc(g->buf, st_add(cap, 1));
+	if (!buf) {
+		if (cap > g->charged)
+			budget_give(g->budget, cap - g->charged);
+		return error_set(err, ERR_NOMEM, "%s: out of memory inflating %zu bytes", g->name,
+				 cap);
+	}
+	if (cap < g->charged)
+		budget_give(g->budget, g->charged - cap);
+	g->buf = buf;
+	g->cap = cap;
+	g->charged = cap;
+	return 0;
+}
 
 /* The first buffer size: the trailer's ISIZE for gzip, a guess for zlib. */
 static size_t first_cap(const unsigned char *in, size_t len, size_t max)
@@ -55,15 +82,7 @@ static int gunzip_grow(struct gunzip *g, struct error *err)
 	if (g->cap >= g->max)
 		return error_set(err, ERR_LIMIT, "%s: inflates to more than %zu bytes", g->name,
 				 g->max);
-	size_t cap = MIN(MAX(g->cap, GUNZIP_MIN_GROW / 2) * 2, g->max);
-	char *buf = realloc(g->buf, cap + 1);
-
-	if (!buf)
-		return error_set(err, ERR_NOMEM, "%s: out of memory inflating %zu bytes", g->name,
-				 cap);
-	g->buf = buf;
-	g->cap = cap;
-	return 0;
+	return gunzip_resize(g, MIN(MAX(g->cap, GUNZIP_MIN_GROW / 2) * 2, g->max), err);
 }
 
 /* Why libdeflate refused the member at g->pos, in zlib's words. */
@@ -128,38 +147,42 @@ static int gunzip_member(struct gunzip *g, struct libdeflate_decompressor *d, st
 	}
 }
 
-int input_gunzip(const char *name, const void *data, size_t len, size_t max, char **out,
-		 size_t *out_len, struct error *err)
+/* Inflate into g->buf; on error nothing is left allocated or charged. */
+static int gunzip_run(struct gunzip *g, struct error *err)
 {
-	struct gunzip g = {.name = name, .in = data, .len = len, .max = max};
 	struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
 	int rc;
 
 	if (!d)
-		return error_set(err, ERR_NOMEM, "%s: out of memory for a decompressor", name);
-	g.cap = first_cap(g.in, len, max);
-	g.buf = g.cap < SIZE_MAX ? malloc(g.cap + 1) : NULL;
-	if (!g.buf) {
-		libdeflate_free_decompressor(d);
-		return error_set(err, ERR_NOMEM, "%s: out of memory inflating %zu bytes", name,
-				 g.cap);
-	}
+		return error_set(err, ERR_NOMEM, "%s: out of memory for a decompressor", g->name);
+	rc = gunzip_resize(g, first_cap(g->in, g->len, g->max), err);
 	/* Concatenated gzip members are one stream, as gunzip treats them. */
-	do {
-		rc = gunzip_member(&g, d, err);
-	} while (!rc && input_is_gzip(g.in + g.pos, len - g.pos));
+	while (!rc) {
+		rc = gunzip_member(g, d, err);
+		if (!input_is_gzip(g->in + g->pos, g->len - g->pos))
+			break;
+	}
 	libdeflate_free_decompressor(d);
+	/* A trailer that promised more than came: give the rest back. */
+	if (!rc && g->cap - g->used > GUNZIP_MIN_GROW && g->cap - g->used > g->used / 4)
+		rc = gunzip_resize(g, g->used, err);
 	if (rc) {
-		free(g.buf);
+		free(g->buf);
+		budget_give(g->budget, g->charged);
 		return rc;
 	}
-	/* A trailer that promised more than came: give the rest back. */
-	if (g.cap - g.used > GUNZIP_MIN_GROW && g.cap - g.used > g.used / 4) {
-		char *shrunk = realloc(g.buf, g.used + 1);
+	g->buf[g->used] = '\0';
+	return 0;
+}
 
-		g.buf = shrunk ? shrunk : g.buf;
-	}
-	g.buf[g.used] = '\0';
+int input_gunzip(const char *name, const void *data, size_t len, size_t max, char **out,
+		 size_t *out_len, struct error *err)
+{
+	struct gunzip g = {.name = name, .in = data, .len = len, .max = max};
+	int rc = gunzip_run(&g, err);
+
+	if (rc)
+		return rc;
 	*out = g.buf;
 	*out_len = g.used;
 	return 0;
@@ -222,24 +245,29 @@ static int map_file(struct input *in, int fd, size_t size, struct error *err)
 	return 0;
 }
 
-static int maybe_inflate(struct input *in, size_t max, struct error *err)
+static int maybe_inflate(struct input *in, size_t max, struct budget *budget, struct error *err)
 {
-	char *out;
-	size_t out_len;
+	struct gunzip g = {.name = in->name,
+			   .in = (const void *)in->data,
+			   .len = in->len,
+			   .max = max,
+			   .budget = budget};
 	int rc;
 
 	if (!input_is_gzip(in->data, in->len))
 		return 0;
-	rc = input_gunzip(in->name, in->data, in->len, max, &out, &out_len, err);
+	rc = gunzip_run(&g, err);
 	if (rc)
 		return rc;
 	if (in->map)
 		munmap(in->map, in->map_len);
 	free(in->heap);
 	in->map = NULL;
-	in->heap = out;
-	in->data = out;
-	in->len = out_len;
+	in->heap = g.buf;
+	in->data = g.buf;
+	in->len = g.used;
+	in->budget = budget;
+	in->charged = budget ? g.charged : 0;
 	return 0;
 }
 
@@ -264,14 +292,14 @@ int input_open(struct input *in, const char *path, struct error *err)
 	if (fd > 0)
 		close(fd);
 	if (!rc)
-		rc = maybe_inflate(in, INPUT_MAX_INFLATED, err);
+		rc = maybe_inflate(in, INPUT_MAX_INFLATED, NULL, err);
 	if (rc)
 		input_close(in);
 	return rc;
 }
 
-int input_from_buf(struct input *in, const char *name, const void *data, size_t len,
-		   size_t max_inflated, struct error *err)
+int input_from_buf_budget(struct input *in, const char *name, const void *data, size_t len,
+			  size_t max_inflated, struct budget *budget, struct error *err)
 {
 	int rc;
 
@@ -285,14 +313,21 @@ int input_from_buf(struct input *in, const char *name, const void *data, size_t 
 					 len);
 		in->data = in->heap;
 		in->len = len;
+		in->budget = budget; /* for the decoders (pprof's); the copy is not charged */
 		return 0;
 	}
 	in->data = data;
 	in->len = len;
-	rc = maybe_inflate(in, max_inflated, err);
+	rc = maybe_inflate(in, max_inflated, budget, err);
 	if (rc)
 		memset(in, 0, sizeof(*in));
 	return rc;
+}
+
+int input_from_buf(struct input *in, const char *name, const void *data, size_t len,
+		   size_t max_inflated, struct error *err)
+{
+	return input_from_buf_budget(in, name, data, len, max_inflated, NULL, err);
 }
 
 void input_close(struct input *in)
@@ -300,6 +335,7 @@ void input_close(struct input *in)
 	if (in->map)
 		munmap(in->map, in->map_len);
 	free(in->heap);
+	budget_give(in->budget, in->charged);
 	memset(in, 0, sizeof(*in));
 }
 

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 
+#include "util/budget.h"
 #include "util/error.h"
 
 /*
@@ -20,6 +21,8 @@ struct input {
 	void *map;
 	size_t map_len;
 	char *heap;
+	struct budget *budget; /* what heap was charged to, or NULL */
+	size_t charged;
 };
 
 /* Upper bounds on what input_open accepts (bytes). */
@@ -31,6 +34,18 @@ int input_open(struct input *in, const char *path, struct error *err);
 /* Wrap bytes already in memory (not copied unless inflated). */
 int input_from_buf(struct input *in, const char *name, const void *data, size_t len,
 		   size_t max_inflated, struct error *err);
+/*
+ * As input_from_buf, a gzip body's inflated bytes charged to BUDGET (when
+ * not NULL) until input_close: ERR_LIMIT "...inflates to more than MAX
+ * bytes" when the body alone is over max_inflated, ERR_LIMIT "...no room in
+ * the inflate budget..." (INPUT_BUDGET_MSG) when the bodies in flight hold
+ * the rest of the budget (the caller may retry later).
+ */
+int input_from_buf_budget(struct input *in, const char *name, const void *data, size_t len,
+			  size_t max_inflated, struct budget *budget, struct error *err);
+#define INPUT_BUDGET_MSG "no room in the inflate budget"
+/* Readers charge the profile they build to in->budget every this many samples or lines. */
+#define PROFILE_CHARGE_STEP 4096
 void input_close(struct input *in);
 
 /*

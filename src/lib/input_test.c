@@ -333,6 +333,58 @@ static void test_trailing_bytes_and_zlib(void **state)
 	free(gz);
 }
 
+/*
+ * A shared budget: two bodies inflate together while they fit, a third is
+ * refused naming the budget (and charged nothing), and closing gives
+ * every byte back.
+ */
+static void test_budget_shared(void **state)
+{
+	struct budget b = {.limit = 3 << 20};
+	struct error err = ERROR_INIT;
+	struct input x, y, z;
+	char *t = text(1 << 20), *gz = NULL;
+	size_t len = 0;
+
+	(void)state;
+	gzip_into(&gz, &len, t, 1 << 20);
+	assert_int_equal(input_from_buf_budget(&x, "x", gz, len, 4 << 20, &b, &err), 0);
+	assert_int_equal(atomic_load(&b.used), 1 << 20);
+	assert_int_equal(input_from_buf_budget(&y, "y", gz, len, 4 << 20, &b, &err), 0);
+	assert_memory_equal(y.data, t, 1 << 20);
+	b.limit = (2 << 20) + 4096;
+	assert_int_equal(input_from_buf_budget(&z, "z", gz, len, 4 << 20, &b, &err), ERR_LIMIT);
+	assert_non_null(strstr(err.msg, INPUT_BUDGET_MSG));
+	assert_int_equal(atomic_load(&b.used), 2 << 20);
+	input_close(&x);
+	input_close(&y);
+	assert_int_equal(atomic_load(&b.used), 0);
+	free(gz);
+	free(t);
+}
+
+/* A bomb under a budget smaller than its cap: refused at the budget, all given back. */
+static void test_budget_bomb(void **state)
+{
+	struct budget b = {.limit = 1 << 20};
+	struct error err = ERROR_INIT;
+	char *zeros = calloc(16 << 20, 1), *gz = NULL;
+	size_t len = 0;
+	struct input in;
+
+	(void)state;
+	assert_non_null(zeros);
+	gzip_into(&gz, &len, zeros, 16 << 20);
+	largest = 0;
+	assert_int_equal(input_from_buf_budget(&in, "bomb", gz, len, 64 << 20, &b, &err),
+			 ERR_LIMIT);
+	assert_non_null(strstr(err.msg, INPUT_BUDGET_MSG));
+	assert_true(largest <= (1 << 20) + 1);
+	assert_int_equal(atomic_load(&b.used), 0);
+	free(gz);
+	free(zeros);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -345,6 +397,8 @@ int main(void)
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_corrupt),
 		cmocka_unit_test(test_trailing_bytes_and_zlib),
+		cmocka_unit_test(test_budget_shared),
+		cmocka_unit_test(test_budget_bomb),
 	};
 
 	return cmocka_run_group_tests_name("input", tests, NULL, NULL);

@@ -65,6 +65,7 @@ static int64_t idmap_find(const struct idmap *m, uint64_t id)
 
 struct pprof_reader {
 	const char *name;
+	bool bounded_sum; /* read_options' */
 	const PbProfile *pb;
 	struct profile *p;
 	struct error *err;
@@ -619,11 +620,29 @@ static int sample_node(struct pprof_reader *r, struct stack_slot *t, size_t mask
 	return 0;
 }
 
+/*
+ * Add the magnitudes of V (one per type) to SUM; false when one passes
+ * 64 bits: a profile whose values cannot all be summed (two samples of
+ * 2^63-1) is refused, so no total, node or merge of it wraps.
+ */
+static bool sum_magnitudes(int64_t *sum, const int64_t *v, uint32_t n)
+{
+	for (uint32_t t = 0; t < n; t++) {
+		int64_t m = v[t] < 0 ? -(v[t] + 1) : v[t]; /* |v| - (v < 0): no overflow */
+
+		if (__builtin_add_overflow(sum[t], m, &sum[t]) ||
+		    (v[t] < 0 && __builtin_add_overflow(sum[t], 1, &sum[t])))
+			return false;
+	}
+	return true;
+}
+
 static int read_samples(struct pprof_reader *r)
 {
 	const PbProfile *pb = r->pb;
 	size_t size = 16, mask;
 	struct stack_slot *t;
+	int64_t sum[PPROF_MAX_TYPES] = {0};
 	int rc = 0;
 
 	while (size < 2 * pb->n_sample)
@@ -636,20 +655,27 @@ static int read_samples(struct pprof_reader *r)
 		const PbSample *s = &pb->sample[i];
 		uint32_t labels = 0, node;
 
+		if (i % PROFILE_CHARGE_STEP == 0 && profile_charge(r->p)) {
+			rc = error_set(r->err, ERR_LIMIT,
+				       "%s: sample %zu: " INPUT_BUDGET_MSG
+				       " (%zu bytes for the profiles being read); retry later",
+				       r->name, i, r->p->budget->limit);
+			break;
+		}
 		if (profile_failed(r->p))
 			rc = nomem(r);
 		else if (s->n_value != r->p->nr_types)
 			rc = error_set(r->err, ERR_FORMAT,
 				       "%s: sample %zu: %u values for %u sample types", r->name, i,
 				       s->n_value, r->p->nr_types);
+		else if (r->bounded_sum && !sum_magnitudes(sum, pbd_values(pb, s), s->n_value))
+			rc = error_set(r->err, ERR_LIMIT,
+				       "%s: sample %zu: sum of values overflows 64 bits", r->name,
+				       i);
 		else if ((rc = sample_node(r, t, mask, i, &node)) == 0 &&
 			 (rc = sample_labels(r, i, &labels)) == 0 &&
 			 (rc = profile_add_sample(r->p, node, labels, pbd_values(pb, s))))
-			rc = rc == ERR_NOMEM
-				     ? nomem(r)
-				     : error_set(r->err, ERR_LIMIT,
-						 "%s: sample %zu: sum of values overflows 64 bits",
-						 r->name, i);
+			rc = nomem(r);
 	}
 	free(t);
 	return rc;
@@ -701,7 +727,7 @@ static void reader_release(struct pprof_reader *r)
 
 /* Decode under a budget that follows the input's size. */
 static int pprof_unpack(PbProfile *pb, const char *name, const char *data, size_t len,
-			struct error *err)
+			struct budget *budget, struct error *err)
 {
 	size_t cap = len > (PB_ALLOC_MAX - PB_ALLOC_MIN) / PB_ALLOC_FACTOR
 			     ? PB_ALLOC_MAX
@@ -710,13 +736,13 @@ static int pprof_unpack(PbProfile *pb, const char *name, const char *data, size_
 	if (len > PPROF_MAX_INPUT)
 		return error_set(err, ERR_LIMIT, "%s: pprof data larger than %zu bytes", name,
 				 PPROF_MAX_INPUT);
-	return pbd_decode(pb, name, data, len, cap, err);
+	return pbd_decode_budget(pb, name, data, len, cap, budget, err);
 }
 
 int pprof_read(const struct input *in, const struct read_options *o, struct profile **out,
 	       struct error *err)
 {
-	struct pprof_reader r = {.name = in->name, .err = err};
+	struct pprof_reader r = {.name = in->name, .err = err, .bounded_sum = o && o->bounded_sum};
 	const char *data = in->data;
 	size_t len = in->len;
 	char *inflated = NULL;
@@ -731,7 +757,7 @@ int pprof_read(const struct input *in, const struct read_options *o, struct prof
 			return rc;
 		data = inflated;
 	}
-	rc = pprof_unpack(&pb, in->name, data, len, err);
+	rc = pprof_unpack(&pb, in->name, data, len, in->budget, err);
 	if (rc) {
 		free(inflated);
 		pbd_release(&pb);
@@ -740,12 +766,18 @@ int pprof_read(const struct input *in, const struct read_options *o, struct prof
 	r.pb = &pb;
 	r.p = profile_new();
 	if (r.p) {
+		r.p->budget = in->budget;
 		r.p->keep_order = o && o->keep_order;
 		r.frame_budget = st_add(FRAME_BUDGET_MIN, st_mult(len, 64));
 		rc = read_profile(&r);
 	}
 	if (!r.p || (rc == 0 && profile_failed(r.p)))
 		rc = nomem(&r);
+	if (!rc && profile_charge(r.p))
+		rc = error_set(err, ERR_LIMIT,
+			       "%s: " INPUT_BUDGET_MSG
+			       " (%zu bytes for the profiles being read); retry later",
+			       in->name, r.p->budget->limit);
 	reader_release(&r);
 	pbd_release(&pb);
 	free(inflated); /* after the samples: their packed ids point into it */

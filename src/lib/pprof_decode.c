@@ -94,8 +94,16 @@ static void *grow(struct rd *r, void *arr, int which, size_t need, size_t size, 
 				pb->cap >> 20);
 		return arr;
 	}
+	if (!budget_take(pb->budget, (n - *alloc) * size)) {
+		*rc = error_set(r->err, ERR_LIMIT,
+				"%s: pprof data: " INPUT_BUDGET_MSG
+				" (%zu bytes for the bodies decoding at once); retry later",
+				r->name, pb->budget->limit);
+		return arr;
+	}
 	p = room_for(arr, &pb->room[which], st_mult(n, size));
 	if (!p) {
+		budget_give(pb->budget, (n - *alloc) * size);
 		*rc = error_set(r->err, ERR_NOMEM, "%s: out of memory decoding pprof data",
 				r->name);
 		return arr;
@@ -889,12 +897,19 @@ static void take_kept(struct pbd_profile *pb, size_t **str_off)
 int pbd_decode(struct pbd_profile *pb, const char *name, const void *data, size_t len, size_t cap,
 	       struct error *err)
 {
+	return pbd_decode_budget(pb, name, data, len, cap, NULL, err);
+}
+
+int pbd_decode_budget(struct pbd_profile *pb, const char *name, const void *data, size_t len,
+		      size_t cap, struct budget *budget, struct error *err)
+{
 	struct rd r = {pb, data, name, err, NULL, 0, "", NULL, 0};
 	int rc;
 
 	memset(pb, 0, sizeof(*pb));
 	take_kept(pb, &r.str_off);
 	pb->cap = cap;
+	pb->budget = budget;
 	rc = read_message(&r, data, (const uint8_t *)data + len, &profile_msg, pb);
 	if (rc == 0 && pb->n_string_table) {
 		const char **t = room_for(pb->string_table, &pb->room[A_STRING_TABLE],
@@ -934,6 +949,7 @@ void pbd_release(struct pbd_profile *pb)
 	GIVE(string_table, A_STRING_TABLE);
 	GIVE(str_off, A_STRING_OFF);
 #undef GIVE
+	budget_give(pb->budget, pb->used);
 	memset(pb, 0, sizeof(*pb));
 	for (int i = 0; i < A_COUNT; i++) {
 		bytes += k.room[i];

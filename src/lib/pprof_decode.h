@@ -2,6 +2,7 @@
 #ifndef PLATEAU_PPROF_DECODE_H
 #define PLATEAU_PPROF_DECODE_H
 
+#include "lib/input.h"
 #include "util/common.h"
 #include "util/error.h"
 
@@ -94,7 +95,8 @@ struct pbd_profile {
 	 */
 	size_t alloc[13], room[13];
 	size_t n_location_ids, n_values, n_labels, n_lines, n_strings;
-	size_t used, cap; /* bytes the arrays hold, and their limit */
+	size_t used, cap;      /* bytes the arrays hold, and their limit */
+	struct budget *budget; /* charged for used too, or NULL */
 };
 
 /*
@@ -161,6 +163,13 @@ static inline const struct pbd_line *pbd_lines(const struct pbd_profile *pb,
 #define PBD_KEEP_MAX ((size_t)4 << 20)
 int pbd_decode(struct pbd_profile *pb, const char *name, const void *data, size_t len, size_t cap,
 	       struct error *err);
+/*
+ * As pbd_decode, the arrays' growth also charged to BUDGET (shared with
+ * other decodes and inflates; NULL: none) until pbd_release: ERR_LIMIT
+ * with INPUT_BUDGET_MSG when the budget is used up.
+ */
+int pbd_decode_budget(struct pbd_profile *pb, const char *name, const void *data, size_t len,
+		      size_t cap, struct budget *budget, struct error *err);
 void pbd_release(struct pbd_profile *pb);
 
 #endif

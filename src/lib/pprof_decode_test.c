@@ -570,6 +570,28 @@ static void test_budget(void **state)
 	free(buf);
 }
 
+/* A shared budget is charged for the arrays while decoded, given back on release. */
+static void test_shared_budget(void **state)
+{
+	struct budget b = {.limit = 1 << 20};
+	struct error err = ERROR_INIT;
+	struct pbd_profile d;
+	size_t len;
+	uint8_t *buf = rich(&len);
+
+	(void)state;
+	assert_int_equal(pbd_decode_budget(&d, "x.pb", buf, len, 1 << 20, &b, &err), 0);
+	assert_true(atomic_load(&b.used) == d.used && d.used > 0);
+	b.limit = d.used - 1;
+	pbd_release(&d);
+	assert_int_equal(atomic_load(&b.used), 0);
+	assert_int_equal(pbd_decode_budget(&d, "x.pb", buf, len, 1 << 20, &b, &err), ERR_LIMIT);
+	assert_non_null(strstr(err.msg, INPUT_BUDGET_MSG));
+	pbd_release(&d);
+	assert_int_equal(atomic_load(&b.used), 0);
+	free(buf);
+}
+
 static uint64_t rnd(uint64_t *s)
 {
 	*s = *s * 6364136223846793005u + 1442695040888963407u;
@@ -625,6 +647,7 @@ int main(void)
 		cmocka_unit_test(test_packed_ids_longest),
 		cmocka_unit_test(test_sample_shapes),
 		cmocka_unit_test(test_budget),
+		cmocka_unit_test(test_shared_budget),
 		cmocka_unit_test(test_prefixes_and_mutations_agree),
 	};
 

@@ -162,13 +162,15 @@ static void tb_label(struct tb *b, Perftools__Profiles__Sample *s, const char *k
 	s->label[s->n_label++] = l;
 }
 
+static const struct read_options *read_opts; /* what read_bytes passes; NULL mostly */
+
 static struct profile *read_bytes(const void *data, size_t len, struct error *err)
 {
 	struct input in;
 	struct profile *p = NULL;
 
 	assert_int_equal(input_from_buf(&in, "x.pb.gz", data, len, 1 << 24, err), 0);
-	if (pprof_read(&in, NULL, &p, err))
+	if (pprof_read(&in, read_opts, &p, err))
 		assert_null(p);
 	input_close(&in);
 	return p;
@@ -553,6 +555,21 @@ static void test_sample_errors(void **state)
 	b.p.sample[0]->value[1] = INT64_MAX;
 	tb_sample(&b, 2, (uint64_t)20, (uint64_t)10, (int64_t)1, (int64_t)1);
 	expect_error(&b, "x.pb.gz: sample 2: sum of values overflows 64 bits");
+	/*
+	 * Issue 14: with bounded_sum (plateau serve's pushes), two stacks
+	 * that each fit, whose sum does not; sample 1 (another stack)
+	 * passes the sum above already.
+	 */
+	read_opts = &(struct read_options){.bounded_sum = true};
+	build_inline(&b);
+	b.p.sample[0]->value[1] = INT64_MAX;
+	tb_sample(&b, 2, (uint64_t)20, (uint64_t)10, (int64_t)1, (int64_t)1);
+	expect_error(&b, "x.pb.gz: sample 1: sum of values overflows 64 bits");
+	build_inline(&b);
+	b.p.sample[0]->value[0] = INT64_MIN + 1;
+	b.p.sample[1]->value[0] = -1;
+	expect_error(&b, "x.pb.gz: sample 1: sum of values overflows 64 bits");
+	read_opts = NULL;
 	build_inline(&b);
 	b.p.n_sample_type = 0;
 	expect_error(&b, "x.pb.gz: no sample types");

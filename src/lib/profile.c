@@ -80,6 +80,7 @@ void profile_free(struct profile *p)
 {
 	if (!p)
 		return;
+	budget_give(p->budget, p->charged);
 	strtab_release(&p->strs);
 	free(p->frames);
 	idhash_release(&p->frame_index);
@@ -673,16 +674,16 @@ void profile_reserve(struct profile *p, const struct profile_counts *n)
 /* Add values to sample id (as profile_add_sample). */
 static int sample_add(struct profile *p, uint32_t id, const int64_t *values)
 {
-	int64_t *v = profile_sample_values(p, id), sum[16];
+	int64_t *v = profile_sample_values(p, id);
+	bool over = false;
 
-	if (p->nr_types > ARRAY_SIZE(sum))
-		BUG("more than %zu sample types", ARRAY_SIZE(sum));
 	for (uint32_t t = 0; t < p->nr_types; t++) {
-		if (__builtin_add_overflow(v[t], values[t], &sum[t]))
-			return ERR_LIMIT;
+		if (__builtin_add_overflow(v[t], values[t], &v[t])) {
+			v[t] = values[t] > 0 ? INT64_MAX : INT64_MIN;
+			over = true;
+		}
 	}
-	for (uint32_t t = 0; t < p->nr_types; t++)
-		v[t] = sum[t];
+	p->saturated |= over;
 	if (p->keep_order) {
 		size_t alloc = p->alloc_order;
 
@@ -705,7 +706,7 @@ static int sample_add(struct profile *p, uint32_t id, const int64_t *values)
 		       p->nr_types * sizeof(int64_t));
 		p->order[p->nr_order++] = id;
 	}
-	return 0;
+	return over ? ERR_LIMIT : 0;
 }
 
 int profile_add_sample(struct profile *p, uint32_t node, uint32_t labels, const int64_t *values)
@@ -737,6 +738,7 @@ static int64_t pow10i(uint32_t d)
 
 int profile_set_decimals(struct profile *p, uint32_t type, uint32_t d)
 {
+	bool over = false;
 	int64_t mul;
 
 	if (d <= p->types[type].decimals)
@@ -745,13 +747,17 @@ int profile_set_decimals(struct profile *p, uint32_t type, uint32_t d)
 		return ERR_LIMIT;
 	mul = pow10i(d - p->types[type].decimals);
 	for (uint32_t s = 0; s < p->nr_samples; s++) {
-		int64_t *v = &profile_sample_values(p, s)[type];
+		int64_t *v = &profile_sample_values(p, s)[type], x;
 
-		if (__builtin_mul_overflow(*v, mul, v))
-			return ERR_LIMIT;
+		if (__builtin_mul_overflow(*v, mul, &x)) {
+			x = *v > 0 ? INT64_MAX : INT64_MIN;
+			over = true;
+		}
+		*v = x;
 	}
 	p->types[type].decimals = d;
-	return 0;
+	p->saturated |= over;
+	return over ? ERR_LIMIT : 0;
 }
 
 int64_t profile_total(const struct profile *p, uint32_t type)
@@ -860,4 +866,32 @@ void profile_format_value(const struct profile *p, uint32_t type, int64_t v, cha
 double profile_value_double(const struct profile *p, uint32_t type, int64_t v)
 {
 	return (double)v / (double)pow10i(p->types[type].decimals);
+}
+
+/* About the bytes P's arrays and tables hold, from its counts (what RSS it costs). */
+static size_t profile_footprint(const struct profile *p)
+{
+	size_t node = sizeof(struct pnode) + sizeof(uint32_t);
+	size_t frame = sizeof(struct frame) + 2 * sizeof(uint32_t);
+	size_t sample =
+		sizeof(struct psample) + 2 * sizeof(uint32_t) + sizeof(int64_t) * p->nr_types;
+	size_t str = 2 * sizeof(uint32_t) + sizeof(char *) + 16; /* the bytes: 16 on average */
+
+	return (size_t)p->nr_nodes * node + (size_t)p->nr_frames * frame +
+	       (size_t)p->nr_samples * sample + (size_t)p->strs.nr * str;
+}
+
+int profile_charge(struct profile *p)
+{
+	size_t now;
+
+	if (!p->budget)
+		return 0;
+	now = profile_footprint(p);
+	if (now <= p->charged)
+		return 0;
+	if (!budget_take(p->budget, now - p->charged))
+		return ERR_LIMIT;
+	p->charged = now;
+	return 0;
 }

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/budget.h"
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/strtab.h"
@@ -132,6 +133,19 @@ struct profile {
 	 * returns ERR_NOMEM instead of it.  Sticky.
 	 */
 	bool failed;
+	/*
+	 * Some value was held at INT64_MAX or INT64_MIN because a sum (or a
+	 * rescale) would have overflowed: values are only ever saturated,
+	 * never wrapped, and a merge carries the flag over.
+	 */
+	bool saturated;
+	/*
+	 * The budget this profile's memory is charged to (plateau serve's
+	 * pushes; NULL: none): readers call profile_charge() as it grows,
+	 * profile_free() gives the bytes back.
+	 */
+	struct budget *budget;
+	size_t charged;
 };
 
 /* Whether an allocation failed while building P (the caller returns ERR_NOMEM). */
@@ -139,6 +153,13 @@ static inline bool profile_failed(const struct profile *p)
 {
 	return p->failed;
 }
+
+/*
+ * Charge p->budget for what P holds now (about: from its counts of nodes,
+ * frames, samples and strings): 0, or ERR_LIMIT when the budget has no
+ * room (nothing more is charged then).  0 when P has no budget.
+ */
+int profile_charge(struct profile *p);
 
 /* An empty profile with no sample types; free with profile_free(). */
 struct profile *profile_new(void);
@@ -235,7 +256,9 @@ static inline const struct label *profile_labels(const struct profile *p, uint32
 
 /*
  * Add values (nr_types of them) to the sample (node, labels).  Returns 0,
- * or ERR_LIMIT when a sum would overflow int64 (nothing is added then).
+ * or ERR_LIMIT when a sum overflows int64: that sum is held at INT64_MAX
+ * (INT64_MIN) and p->saturated set, so a reader may refuse the input and
+ * a merge may go on with the saturated value.
  */
 int profile_add_sample(struct profile *p, uint32_t node, uint32_t labels, const int64_t *values);
 
@@ -256,7 +279,11 @@ static inline int64_t *profile_sample_values(const struct profile *p, uint32_t s
 	return p->values + (size_t)sample * p->nr_types;
 }
 
-/* Raise type's decimals to d, rescaling stored values; ERR_LIMIT on overflow. */
+/*
+ * Raise type's decimals to d, rescaling stored values; ERR_LIMIT when d is
+ * over 9, or when a value overflows (it is saturated, as by
+ * profile_add_sample, and the rest rescaled).
+ */
 int profile_set_decimals(struct profile *p, uint32_t type, uint32_t d);
 
 /* Sum of a type's values over all samples (saturating). */
@@ -298,7 +325,8 @@ int profile_node_name_cmp(const void *a, const void *b, void *profile);
 /*
  * Add every sample of src into dst.  The sample types must match by name
  * and unit (dst may also have none yet, and then takes src's); otherwise
- * ERR_USAGE naming the types.
+ * ERR_USAGE naming the types.  A sum past 64 bits is saturated and
+ * dst->saturated set (so is it when src->saturated): never an error.
  */
 int profile_merge(struct profile *dst, const struct profile *src, struct error *err);
 

@@ -152,11 +152,24 @@ static void describe_types(const struct profile *p, struct strbuf *sb)
 			    profile_str(p, p->types[t].unit));
 }
 
+/* V times 10^SHIFT, held at INT64_MAX or INT64_MIN (and *SATURATED set) past 64 bits. */
+static int64_t scale_saturated(int64_t v, uint32_t shift, bool *saturated)
+{
+	int64_t r = v;
+
+	while (shift--) {
+		if (__builtin_mul_overflow(r, 10, &r)) {
+			*saturated = true;
+			return v > 0 ? INT64_MAX : INT64_MIN;
+		}
+	}
+	return r;
+}
+
 int profile_merge(struct profile *dst, const struct profile *src, struct error *err)
 {
 	struct idmap m;
 	int64_t vals[16];
-	int ret = 0;
 
 	if (!dst->nr_types && !dst->nr_samples) {
 		if (idmap_init(&m, src, dst) < 0)
@@ -185,29 +198,23 @@ int profile_merge(struct profile *dst, const struct profile *src, struct error *
 		if (dst->duration_nanos < src->duration_nanos)
 			dst->duration_nanos = src->duration_nanos;
 	}
-	for (uint32_t t = 0; t < src->nr_types && !ret; t++)
-		ret = profile_set_decimals(dst, t, src->types[t].decimals);
-	for (uint32_t s = 0; s < src->nr_samples && !ret; s++) {
+	/* Sums that overflow are saturated (dst->saturated), not refused: see profile.h. */
+	for (uint32_t t = 0; t < src->nr_types; t++)
+		(void)profile_set_decimals(dst, t, src->types[t].decimals);
+	for (uint32_t s = 0; s < src->nr_samples; s++) {
 		const int64_t *v = profile_sample_values(src, s);
 
-		for (uint32_t t = 0; t < src->nr_types; t++) {
-			uint32_t shift = dst->types[t].decimals - src->types[t].decimals;
-			int64_t mul = 1;
-
-			while (shift--)
-				mul *= 10;
-			if (__builtin_mul_overflow(v[t], mul, &vals[t]))
-				ret = ERR_LIMIT;
-		}
-		if (!ret)
-			ret = profile_add_sample(dst, map_node(&m, src->samples[s].node),
-						 map_labelset(&m, src->samples[s].labels), vals);
+		for (uint32_t t = 0; t < src->nr_types; t++)
+			vals[t] = scale_saturated(v[t],
+						  dst->types[t].decimals - src->types[t].decimals,
+						  &dst->saturated);
+		(void)profile_add_sample(dst, map_node(&m, src->samples[s].node),
+					 map_labelset(&m, src->samples[s].labels), vals);
 	}
+	dst->saturated |= src->saturated;
 	idmap_release(&m);
-	if (ret == ERR_NOMEM || profile_failed(dst))
+	if (profile_failed(dst))
 		return error_set(err, ERR_NOMEM, "out of memory merging profiles");
-	if (ret)
-		return error_set(err, ERR_LIMIT, "merged values overflow 64 bits");
 	return 0;
 }
 

@@ -185,7 +185,7 @@ static void test_labels_split_samples(void **state)
 	profile_free(p);
 }
 
-static void test_overflow_is_refused(void **state)
+static void test_overflow_saturates(void **state)
 {
 	struct profile *p = profile_new();
 	int64_t big = INT64_MAX, one = 1;
@@ -195,8 +195,16 @@ static void test_overflow_is_refused(void **state)
 	profile_add_type(p, "samples", "count");
 	node = profile_child(p, 0, profile_frame_named(p, "f", 1));
 	assert_int_equal(profile_add_sample(p, node, 0, &big), 0);
+	assert_false(p->saturated);
 	assert_int_equal(profile_add_sample(p, node, 0, &one), ERR_LIMIT);
 	assert_int_equal(profile_total(p, 0), INT64_MAX);
+	assert_true(p->saturated);
+	big = INT64_MIN;
+	node = profile_child(p, 0, profile_frame_named(p, "g", 1));
+	assert_int_equal(profile_add_sample(p, node, 0, &big), 0);
+	one = -1;
+	assert_int_equal(profile_add_sample(p, node, 0, &one), ERR_LIMIT);
+	assert_true(profile_sample_values(p, 1)[0] == INT64_MIN);
 	profile_free(p);
 }
 
@@ -656,25 +664,89 @@ static void test_near_guesses(void **state)
 	assert_int_equal(profile_sample_values(p, 0)[0], 3);
 	assert_int_equal(profile_sample_values(p, 1)[0], 3);
 	assert_int_equal(profile_find_sample(p, ba, 0), 1);
-	/* The input order is kept as with profile_add_sample; an overflow adds nothing. */
+	/* The input order is kept as with profile_add_sample; an overflow saturates. */
 	assert_int_equal(p->nr_order, 4);
 	assert_int_equal(p->order[3], 0);
+	assert_false(p->saturated);
 	assert_int_equal(profile_add_sample_near(p, ab, 0, &big, &id), ERR_LIMIT);
-	assert_int_equal(profile_sample_values(p, 0)[0], 3);
-	assert_int_equal(p->nr_order, 4);
+	assert_true(profile_sample_values(p, 0)[0] == INT64_MAX);
+	assert_true(p->saturated);
+	assert_int_equal(p->nr_order, 5);
 	profile_free(p);
+}
+
+/*
+ * Issue 14: two profiles whose values each fit merge into one that
+ * saturates (flagged), never into an error or a wrapped value; so does a
+ * rescale to more decimals.
+ */
+static void test_merge_saturates(void **state)
+{
+	struct profile *a = profile_new(), *b = profile_new(), *dst = profile_new();
+	struct error err = ERROR_INIT;
+	int64_t big = INT64_MAX - 1, two = 2;
+
+	(void)state;
+	profile_add_type(a, "samples", "count");
+	profile_add_type(b, "samples", "count");
+	assert_int_equal(
+		profile_add_sample(a, profile_child(a, 0, profile_frame_named(a, "f", 1)), 0, &big),
+		0);
+	assert_int_equal(
+		profile_add_sample(b, profile_child(b, 0, profile_frame_named(b, "f", 1)), 0, &two),
+		0);
+	assert_int_equal(profile_merge(dst, a, &err), 0);
+	assert_false(dst->saturated);
+	assert_int_equal(profile_merge(dst, b, &err), 0);
+	assert_true(dst->saturated);
+	assert_true(profile_total(dst, 0) == INT64_MAX);
+	b->types[0].decimals = 1;
+	assert_int_equal(profile_merge(a, b, &err), 0);
+	assert_true(a->saturated);
+	assert_int_equal(a->types[0].decimals, 1);
+	assert_true(profile_sample_values(a, 0)[0] == INT64_MAX);
+	profile_free(a);
+	profile_free(b);
+	profile_free(dst);
+}
+
+/* A profile charges its budget as it grows and gives it all back when freed. */
+static void test_charge(void **state)
+{
+	struct budget b = {.limit = 1 << 20};
+	struct profile *p = profile_new();
+	int64_t one = 1;
+	uint32_t node = 0;
+
+	(void)state;
+	p->budget = &b;
+	profile_add_type(p, "samples", "count");
+	assert_int_equal(profile_charge(p), 0);
+	for (int i = 0; i < 1000; i++)
+		node = profile_child(p, node, profile_frame_named(p, "f", 1));
+	assert_int_equal(profile_add_sample(p, node, 0, &one), 0);
+	assert_int_equal(profile_charge(p), 0);
+	assert_true(atomic_load(&b.used) == p->charged && p->charged > 1000 * 16);
+	b.limit = p->charged + 10;
+	for (int i = 0; i < 100; i++)
+		node = profile_child(p, node, profile_frame_named(p, "f", 1));
+	assert_int_equal(profile_charge(p), ERR_LIMIT);
+	profile_free(p);
+	assert_int_equal(atomic_load(&b.used), 0);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_merge_saturates),
+		cmocka_unit_test(test_charge),
 		cmocka_unit_test(test_tree_and_totals),
 		cmocka_unit_test(test_functions_self_total),
 		cmocka_unit_test(test_counts_where),
 		cmocka_unit_test(test_merge_and_types),
 		cmocka_unit_test(test_filter_prune_scale),
 		cmocka_unit_test(test_labels_split_samples),
-		cmocka_unit_test(test_overflow_is_refused),
+		cmocka_unit_test(test_overflow_saturates),
 		cmocka_unit_test(test_node_totals_saturate),
 		cmocka_unit_test(test_many_stacks),
 		cmocka_unit_test(test_wide_nodes),

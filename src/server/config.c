@@ -27,7 +27,8 @@ void server_config_init(struct server_config *c)
 	strcpy(c->listen_host, "127.0.0.1");
 	c->port = 4040;
 	c->max_body = (size_t)16 << 20;
-	c->max_inflated = (size_t)256 << 20;
+	c->max_inflated = (size_t)64 << 20;
+	c->inflate_total = (size_t)128 << 20;
 	c->max_concurrent = 32;
 	c->max_connections = 4096;
 	c->max_connections_per_ip = 1024;
@@ -178,6 +179,8 @@ static int set_key(struct server_config *c, const char *key, const char *v, cons
 		return set_size(v, 1024, &c->max_body, where, key, err);
 	if (!strcmp(key, "max-inflated"))
 		return set_size(v, 1024, &c->max_inflated, where, key, err);
+	if (!strcmp(key, "max-inflated-total"))
+		return set_size(v, 1024, &c->inflate_total, where, key, err);
 	if (!strcmp(key, "max-disk")) {
 		size_t sz;
 

@@ -324,6 +324,8 @@ static void write_str_field(struct strbuf *out, const char *key, const char *val
 struct fb_meta {
 	const char *format, *spy_name, *units, *name;
 	int64_t sample_rate;
+	bool saturated;	 /* some value was held at 64 bits */
+	int64_t divisor; /* every value divided by it to fit; 1: not */
 };
 
 static void write_metadata(struct strbuf *out, const struct fb_meta *m)
@@ -333,6 +335,9 @@ static void write_metadata(struct strbuf *out, const struct fb_meta *m)
 	strbuf_addf(out, ",\"sampleRate\":%" PRId64, m->sample_rate);
 	write_str_field(out, "units", m->units);
 	write_str_field(out, "name", m->name);
+	/* Not exact: the values are a share of what was stored (issue 14). */
+	if (m->saturated || m->divisor > 1)
+		strbuf_addf(out, ",\"saturated\":true,\"divisor\":%" PRId64, m->divisor);
 	strbuf_addch(out, '}');
 }
 
@@ -399,12 +404,14 @@ static void meta_init(struct fb_meta *m, const struct profile *p, const struct f
  * ERR_NOMEM, or OUT's sticky error (a checked buffer over its cap).
  */
 static int write_tree(struct strbuf *out, struct fb_tree *t, const struct fb_options *o,
-		      const struct fb_meta *m, struct error *err)
+		      struct fb_meta *m, struct error *err)
 {
 	int64_t left = t->nodes[0].total[0], right = t->sides == 2 ? t->nodes[0].total[1] : 0;
 	struct fb_layout l;
 
 	fb_tree_prune(t, o->max_nodes);
+	m->saturated = t->saturated;
+	m->divisor = t->divisor;
 	if (t->nomem || layout_build(&l, t) < 0) {
 		if (!t->nomem)
 			layout_release(&l);
@@ -487,9 +494,9 @@ int flamebearer_write_diff(const struct profile *left, const struct profile *rig
 		ret = fb_tree_add(&t, right, (uint32_t)rtype, 1, err);
 	if (!ret)
 		ret = fb_tree_totals(&t, err);
-	/* numTicks is the sum of both sides. */
+	/* numTicks is the sum of both sides: fb_tree_totals keeps it in 64 bits. */
 	if (!ret && __builtin_add_overflow(t.nodes[0].total[0], t.nodes[0].total[1], &sum))
-		ret = error_set(err, ERR_LIMIT, "flamebearer: totals overflow 64 bits");
+		BUG("flamebearer: numTicks past 64 bits");
 	if (!ret) {
 		meta_init(&m, left, o, "double");
 		ret = write_tree(out, &t, o, &m, err);

@@ -30,6 +30,13 @@ struct fb_tree {
 	unsigned sides;
 	bool *drop; /* after fb_tree_prune: nodes not drawn */
 	bool nomem; /* an allocation failed: the tree is incomplete (ERR_NOMEM) */
+	/*
+	 * Values past 64 bits: a self sum held at INT64_MAX (saturated), and
+	 * every self value divided by divisor (1: not) so that the totals,
+	 * numTicks and offsets fit.  The JSON says so in its metadata.
+	 */
+	bool saturated;
+	int64_t divisor;
 };
 
 void fb_tree_init(struct fb_tree *t, unsigned sides);
@@ -38,12 +45,17 @@ void fb_tree_release(struct fb_tree *t);
 /*
  * Add the self values of p's type into side (0 or 1), rounded to
  * integers when the type has decimals.  ERR_FORMAT for a negative
- * value, ERR_LIMIT for a sum over int64.
+ * value; a sum over int64 is held at INT64_MAX and t->saturated set.
  */
 int fb_tree_add(struct fb_tree *t, const struct profile *p, uint32_t type, unsigned side,
 		struct error *err);
 
-/* Totals from the self values; ERR_LIMIT when one overflows. */
+/*
+ * Totals from the self values.  When they would pass 2^62 (numTicks adds
+ * the two sides), every self value is first divided by the smallest
+ * t->divisor that brings them under: proportions are kept, no sum
+ * overflows.  Returns 0.
+ */
 int fb_tree_totals(struct fb_tree *t, struct error *err);
 
 /*

@@ -229,8 +229,6 @@ static void test_errors(void **state)
 	struct profile *p = new_profile("samples", "count");
 	struct error err = ERROR_INIT;
 	struct fb_options o = {.type = 1};
-	struct frame f = {0};
-	uint32_t node;
 
 	(void)state;
 	add(p, "a", 1);
@@ -247,27 +245,6 @@ static void test_errors(void **state)
 	assert_null(render(p, &o, &err));
 	assert_int_equal(err.code, ERR_FORMAT);
 	assert_string_equal(err.msg, "flamebearer: negative samples value");
-	profile_free(p);
-
-	p = new_profile("samples", "count");
-	add(p, "a", INT64_MAX / 2 + 1);
-	add(p, "b", INT64_MAX / 2 + 1);
-	err = (struct error)ERROR_INIT;
-	assert_null(render(p, &o, &err));
-	assert_int_equal(err.code, ERR_LIMIT);
-	assert_string_equal(err.msg, "flamebearer: totals overflow 64 bits");
-	profile_free(p);
-
-	/* Two frames of one name: merged, their sum overflows. */
-	p = new_profile("samples", "count");
-	add(p, "a", INT64_MAX / 2 + 1);
-	f.name = profile_intern_str(p, "a");
-	f.module = profile_intern_str(p, "m.so");
-	node = profile_child(p, 0, profile_intern_frame(p, &f));
-	assert_int_equal(profile_add_sample(p, node, 0, &(int64_t){INT64_MAX / 2 + 1}), 0);
-	err = (struct error)ERROR_INIT;
-	assert_null(render(p, &o, &err));
-	assert_string_equal(err.msg, "flamebearer: samples values overflow 64 bits");
 	profile_free(p);
 }
 
@@ -525,14 +502,64 @@ static void test_diff_errors(void **state)
 	err = (struct error)ERROR_INIT;
 	assert_null(render_diff(l, r, &(struct fb_options){.type = 3}, &err));
 	assert_string_equal(err.msg, "flamebearer: no sample type 3");
-	/* Each side fits, their sum (numTicks) does not. */
+	profile_free(l);
 	profile_free(r);
+}
+
+/*
+ * Issue 14: totals past 64 bits are no error (a stored window must stay
+ * readable): every value is divided to fit, proportions kept, and the
+ * metadata says so.
+ */
+static void test_totals_past_64_bits(void **state)
+{
+	struct fb_options o = {0};
+	struct error err = ERROR_INIT;
+	struct frame f = {0};
+	struct profile *p, *l, *r;
+	uint32_t node;
+	char *got;
+
+	(void)state;
+	p = new_profile("samples", "count");
+	add(p, "a", INT64_MAX / 2 + 1);
+	add(p, "b", INT64_MAX / 2 + 1);
+	got = render(p, &o, &err);
+	assert_non_null(got);
+	assert_non_null(strstr(got, "\"saturated\":true,\"divisor\":4}"));
+	assert_true(check_levels(got, 0, 4, &(size_t){0}) == INT64_C(1) << 61);
+	assert_non_null(strstr(got, "\"levels\":[[0,2305843009213693952,0,0],"
+				    "[0,1152921504606846976,1152921504606846976,2,"
+				    "0,1152921504606846976,1152921504606846976,1]]"));
+	free(got);
+	profile_free(p);
+
+	/* Two frames of one name: merged, their sum saturates, then is divided. */
+	p = new_profile("samples", "count");
+	add(p, "a", INT64_MAX / 2 + 1);
+	f.name = profile_intern_str(p, "a");
+	f.module = profile_intern_str(p, "m.so");
+	node = profile_child(p, 0, profile_intern_frame(p, &f));
+	assert_int_equal(profile_add_sample(p, node, 0, &(int64_t){INT64_MAX / 2 + 1}), 0);
+	got = render(p, &o, &err);
+	assert_non_null(got);
+	assert_non_null(strstr(got, "\"saturated\":true,\"divisor\":4}"));
+	assert_non_null(strstr(got, "\"levels\":[[0,2305843009213693951,0,0],"
+				    "[0,2305843009213693951,2305843009213693951,1]]"));
+	free(got);
+	profile_free(p);
+
+	/* Each side fits, their sum (numTicks) does not. */
+	l = new_profile("cpu", "nanoseconds");
 	r = new_profile("cpu", "nanoseconds");
 	add(l, "a", INT64_MAX / 2 + 1);
 	add(r, "a", INT64_MAX / 2 + 1);
-	err = (struct error)ERROR_INIT;
-	assert_null(render_diff(l, r, &(struct fb_options){0}, &err));
-	assert_string_equal(err.msg, "flamebearer: totals overflow 64 bits");
+	got = render_diff(l, r, &o, &err);
+	assert_non_null(got);
+	assert_non_null(strstr(got, "\"saturated\":true,\"divisor\":4}"));
+	assert_non_null(strstr(got, "\"leftTicks\":1152921504606846976,"
+				    "\"rightTicks\":1152921504606846976"));
+	free(got);
 	profile_free(l);
 	profile_free(r);
 }
@@ -607,6 +634,7 @@ int main(void)
 		cmocka_unit_test(test_diff_max_nodes),
 		cmocka_unit_test(test_diff_errors),
 		cmocka_unit_test(test_units),
+		cmocka_unit_test(test_totals_past_64_bits),
 		cmocka_unit_test(test_rate_from_period),
 	};
 

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+#include <math.h>
+
 #include "util/common.h"
 #include "server/flamebearer_int.h"
 
@@ -129,10 +131,12 @@ int fb_tree_add(struct fb_tree *t, const struct profile *p, uint32_t type, unsig
 		if (v < 0)
 			ret = error_set(err, ERR_FORMAT, "flamebearer: negative %s value",
 					profile_str(p, p->types[type].type));
-		else if (__builtin_add_overflow(*self, v, self))
-			ret = error_set(err, ERR_LIMIT, "flamebearer: %s values overflow 64 bits",
-					profile_str(p, p->types[type].type));
+		else if (__builtin_add_overflow(*self, v, self)) {
+			*self = INT64_MAX;
+			t->saturated = true;
+		}
 	}
+	t->saturated |= p->saturated;
 	free(map);
 	/* Rounded once per merged node, after summing: the least error. */
 	for (uint32_t n = 0; n < t->nr && decimals && !ret; n++)
@@ -140,19 +144,40 @@ int fb_tree_add(struct fb_tree *t, const struct profile *p, uint32_t type, unsig
 	return ret;
 }
 
+#define FB_TOTAL_MAX 0x1p62 /* both sides' totals together, with room to spare */
+
+/* Divide every self value so that their sum is under FB_TOTAL_MAX / 2. */
+static void fb_tree_divide(struct fb_tree *t, double sum)
+{
+	double d = ceil(sum / (FB_TOTAL_MAX / 2));
+
+	t->divisor = d >= 0x1p62 ? INT64_C(1) << 62 : (int64_t)d;
+	for (uint32_t n = 0; n < t->nr; n++)
+		for (unsigned s = 0; s < t->sides; s++)
+			t->nodes[n].self[s] /= t->divisor;
+}
+
 int fb_tree_totals(struct fb_tree *t, struct error *err)
 {
+	double sum = 0;
+
+	(void)err;
+	t->divisor = 1;
+	for (uint32_t n = 0; n < t->nr; n++)
+		for (unsigned s = 0; s < t->sides; s++)
+			sum += (double)t->nodes[n].self[s];
+	if (sum >= FB_TOTAL_MAX)
+		fb_tree_divide(t, sum);
 	for (uint32_t n = 0; n < t->nr; n++)
 		memcpy(t->nodes[n].total, t->nodes[n].self, sizeof(t->nodes[n].total));
+	/* No sum overflows now; saturating all the same. */
 	for (uint32_t n = t->nr - 1; n > 0; n--) {
 		struct fb_node *x = &t->nodes[n], *parent = &t->nodes[x->parent];
 
-		for (unsigned s = 0; s < t->sides; s++) {
+		for (unsigned s = 0; s < t->sides; s++)
 			if (__builtin_add_overflow(parent->total[s], x->total[s],
 						   &parent->total[s]))
-				return error_set(err, ERR_LIMIT,
-						 "flamebearer: totals overflow 64 bits");
-		}
+				parent->total[s] = INT64_MAX;
 	}
 	return 0;
 }

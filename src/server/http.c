@@ -101,6 +101,8 @@ struct server {
 	atomic_uint inflight;	       /* requests past their body, not yet answered */
 	atomic_size_t body_mem;	       /* bytes held by request bodies */
 	size_t body_budget;	       /* at most; max_concurrent x max_body */
+	struct budget *inflate;	       /* every request's inflated body: inflate_budget */
+	struct budget inflate_budget;
 	pthread_mutex_t mu;	       /* metrics */
 	uint64_t requests[R_COUNT][6]; /* by status class 1xx..5xx; [0] unused */
 	uint64_t rejected[REJ_COUNT];
@@ -194,6 +196,8 @@ static enum MHD_Result reply(struct server *s, struct MHD_Connection *c, struct 
 	MHD_add_response_header(r, "Content-Type", ctype);
 	if (status == MHD_HTTP_UNAUTHORIZED)
 		MHD_add_response_header(r, "WWW-Authenticate", "Bearer, Basic realm=\"plateau\"");
+	if (status == MHD_HTTP_SERVICE_UNAVAILABLE)
+		MHD_add_response_header(r, "Retry-After", "1");
 	/* Kept for the event loop to queue (queue_reply): C may be suspended. */
 	(void)c;
 	if (rq->resp)
@@ -240,13 +244,16 @@ static enum MHD_Result push_error(struct server *s, struct MHD_Connection *c, st
 {
 	unsigned status = status_of(err->code);
 
-	if (err->code == ERR_LIMIT && strstr(err->msg, "inflate"))
+	if (err->code == ERR_LIMIT && strstr(err->msg, INPUT_BUDGET_MSG))
+		status = MHD_HTTP_SERVICE_UNAVAILABLE;
+	else if (err->code == ERR_LIMIT && strstr(err->msg, "inflate"))
 		status = MHD_HTTP_CONTENT_TOO_LARGE;
 	/* No memory is the server's trouble, not the push's: counted as a 5xx only. */
 	if (err->code != ERR_NOMEM)
-		reject(s, status == MHD_HTTP_CONTENT_TOO_LARGE ? REJ_INFLATED
-			  : err->code == ERR_LIMIT	       ? REJ_LIMIT
-							       : REJ_FORMAT);
+		reject(s, status == MHD_HTTP_CONTENT_TOO_LARGE	   ? REJ_INFLATED
+			  : status == MHD_HTTP_SERVICE_UNAVAILABLE ? REJ_BUSY
+			  : err->code == ERR_LIMIT		   ? REJ_LIMIT
+								   : REJ_FORMAT);
 	return reply_error(s, c, rq, status, err->msg);
 }
 
@@ -336,8 +343,9 @@ static int read_body(const struct server *s, const char *name, const void *data,
 		     enum profile_format want, struct profile **out, struct error *err)
 {
 	struct input in;
-	struct read_options o = {0};
-	int rc = input_from_buf(&in, name, data, len, s->cfg.max_inflated, err);
+	struct read_options o = {.bounded_sum =
+					 true}; /* any merge of pushes saturates, never wraps */
+	int rc = input_from_buf_budget(&in, name, data, len, s->cfg.max_inflated, s->inflate, err);
 
 	if (rc < 0)
 		return rc;
@@ -918,6 +926,12 @@ static enum MHD_Result on_metrics(struct server *s, struct MHD_Connection *c, st
 		(unsigned long long)sc.series, (long long)st.bytes_disk, (long long)st.rows,
 		(long long)st.stale, (unsigned long long)sc.rollups,
 		(unsigned long long)sc.rollups_shared, (unsigned long long)sc.deleted);
+	strbuf_addf(&out,
+		    "# HELP plateau_rollups_failed_total Rollup windows whose data could not be "
+		    "rolled up, skipped until a push changes them.\n"
+		    "# TYPE plateau_rollups_failed_total counter\n"
+		    "plateau_rollups_failed_total %llu\n",
+		    (unsigned long long)sc.rollups_failed);
 	for (size_t i = 0; i < NLAT; i++)
 		strbuf_addf(&out, "plateau_query_duration_seconds_bucket{le=\"%g\"} %llu\n",
 			    latency_le[i], (unsigned long long)s->lat_bucket[i]);
@@ -1381,6 +1395,9 @@ int server_start(const struct server_config *cfg, struct service *sv, struct ser
 	s->body_budget = cfg->max_body > SIZE_MAX / MAX(cfg->max_concurrent, 1u)
 				 ? SIZE_MAX
 				 : cfg->max_body * MAX(cfg->max_concurrent, 1u);
+	/* A body of max-inflated always inflates when it is alone. */
+	s->inflate_budget.limit = MAX(cfg->inflate_total, cfg->max_inflated);
+	s->inflate = &s->inflate_budget;
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_mutex_init(&s->log_mu, NULL);
 	s->log_minute = clock_ns(CLOCK_MONOTONIC);

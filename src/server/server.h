@@ -29,7 +29,8 @@ struct server_config {
 	char listen_host[64];		 /* an IPv4 address; default 127.0.0.1 */
 	uint16_t port;			 /* default 4040; 0 = any free port */
 	size_t max_body;		 /* bytes of a request body; default 16 MiB */
-	size_t max_inflated;		 /* bytes after gunzip; default 256 MiB */
+	size_t max_inflated;		 /* bytes after gunzip; default 64 MiB */
+	size_t inflate_total;		 /* max-inflated-total: every body at once; 128 MiB */
 	unsigned max_concurrent;	 /* requests handled at once; more get 429 */
 	unsigned max_connections;	 /* connections open at once; default 4096 */
 	unsigned max_connections_per_ip; /* from one address; default 1024, 0 = no cap */
@@ -48,9 +49,9 @@ void server_config_release(struct server_config *c);
 /*
  * Read a config file: one "key value" (or "key = value") per line, '#'
  * comments; keys as in doc/plateau-serve.md (token, allow-labels,
- * series-budget, max-body, max-inflated, max-concurrent, max-connections,
- * max-connections-per-ip, header-timeout, max-stack-depth, max-nodes,
- * retention, max-disk).  Errors name the file and line.
+ * series-budget, max-body, max-inflated, max-inflated-total, max-concurrent,
+ * max-connections, max-connections-per-ip, header-timeout, max-stack-depth,
+ * max-nodes, retention, max-disk).  Errors name the file and line.
  */
 int server_config_load(struct server_config *c, const char *path, struct error *err);
 

@@ -8,6 +8,7 @@
  * Queries match the selector against the index, then merge, per series,
  * the rows store_plan() picks (rollups where they are fresh).
  */
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,15 @@ struct service {
 	pthread_cond_t qcv;
 	struct batch *queue;
 	bool committing;
+	/* Rollup windows that failed, skipped until a push changes them (the roller's own). */
+	struct bad_window *bad;
+	size_t nbad, alloc_bad;
+};
+
+/* A rollup window that could not be rolled up, at generation GEN. */
+struct bad_window {
+	int64_t series, t0, gen;
+	int level;
 };
 
 /* One push's rows waiting to commit. */
@@ -192,6 +202,7 @@ void service_close(struct service *sv)
 	free(sv->v);
 	free(sv->by_id);
 	free(sv->wide_key);
+	free(sv->bad);
 	pthread_rwlock_destroy(&sv->mu);
 	pthread_mutex_destroy(&sv->cmu);
 	pthread_mutex_destroy(&sv->qmu);
@@ -967,6 +978,24 @@ out:
 	return rc;
 }
 
+/*
+ * A stored value is a count, at least 0: a flame graph cannot draw less
+ * (pprof allows negative values; folded refuses them already), and a push
+ * with one would make every JSON query over its window fail.
+ */
+static int check_values(const struct profile *p, struct error *err)
+{
+	for (uint32_t s = 0; s < p->nr_samples; s++)
+		for (uint32_t t = 0; t < p->nr_types; t++)
+			if (profile_sample_values(p, s)[t] < 0)
+				return error_set(err, ERR_FORMAT,
+						 "body: a sample has a negative %s value (%" PRId64
+						 "); plateau serve stores counts",
+						 profile_str(p, p->types[t].type),
+						 profile_sample_values(p, s)[t]);
+	return 0;
+}
+
 int service_ingest(struct service *sv, const struct ingest_req *req, struct profile *p,
 		   struct error *err)
 {
@@ -982,7 +1011,9 @@ int service_ingest(struct service *sv, const struct ingest_req *req, struct prof
 	if (req->nlabels)
 		memcpy(labels, req->labels, req->nlabels * sizeof(*labels));
 	mapped.labels = labels;
-	rc = labels_map(labels, &mapped.nlabels, names, &renamed, err);
+	rc = check_values(p, err);
+	if (rc == 0)
+		rc = labels_map(labels, &mapped.nlabels, names, &renamed, err);
 	if (rc == 0)
 		rc = ingest_mapped(sv, &mapped, renamed, p, err);
 	return rc;
@@ -1111,16 +1142,21 @@ static int merge_row(const struct store_row *r, void *arg)
 /* Add P's values divided by N (its pushes) into DST: a gauge's mean. */
 static int add_mean(struct profile *dst, struct profile *p, int64_t n, struct error *err)
 {
+	/* Values past 64 bits saturate (p->saturated), as in every merge. */
 	for (uint32_t t = 0; t < p->nr_types; t++) {
 		uint32_t d = p->types[t].decimals + MEAN_DECIMALS;
 
-		if (profile_set_decimals(p, t, d > 9 ? 9 : d))
-			return error_set(err, ERR_LIMIT, "query: a mean's values overflow 64 bits");
+		(void)profile_set_decimals(p, t, d > 9 ? 9 : d);
 	}
+	/* Rounded half away from zero, with no sum that could overflow. */
 	for (size_t i = 0; i < (size_t)p->nr_samples * p->nr_types; i++) {
-		int64_t v = p->values[i];
+		int64_t v = p->values[i], q = v / n, rem = v % n;
 
-		p->values[i] = v >= 0 ? (v + n / 2) / n : -((-v + n / 2) / n);
+		if (rem > 0 && rem >= n - rem)
+			q++;
+		else if (rem < 0 && -rem >= n + rem)
+			q--;
+		p->values[i] = q;
 	}
 	return profile_merge(dst, p, err);
 }
@@ -1191,7 +1227,9 @@ static int add_total(const struct store_row *r, void *arg)
 				      : ((uint64_t)r->t0 - (uint64_t)tc->from) / (uint64_t)tc->step;
 
 	if (i < tc->n) {
-		tc->values[i] += r->total;
+		/* Saturated, as merges are (profile.h): a step over 64 bits is held. */
+		if (__builtin_add_overflow(tc->values[i], r->total, &tc->values[i]))
+			tc->values[i] = r->total > 0 ? INT64_MAX : INT64_MIN;
 		if (tc->pushes)
 			tc->pushes[i] += r->samples;
 	}
@@ -1424,6 +1462,15 @@ struct window {
 	int level;
 };
 
+/* Errors of the window's data (a blob that does not decode or merge), not of the store. */
+static bool window_fault(int rc)
+{
+	return rc == ERR_FORMAT || rc == ERR_LIMIT || rc == ERR_USAGE || rc == ERR_UNSUPPORTED;
+}
+
+/* Failed windows remembered at most (then such a window is tried each step). */
+#define ROLL_BAD_MAX 4096
+
 struct windows {
 	struct service *sv;
 	struct window *v;
@@ -1438,13 +1485,66 @@ struct windows {
  * old data (an agent's queue draining after an outage) would otherwise
  * roll every window again after each of its pushes.
  */
+/* The failed window (SERIES, LEVEL, T0), or NULL. */
+static struct bad_window *bad_find(struct service *sv, int64_t series, int level, int64_t t0)
+{
+	for (size_t i = 0; i < sv->nbad; i++)
+		if (sv->bad[i].series == series && sv->bad[i].level == level && sv->bad[i].t0 == t0)
+			return &sv->bad[i];
+	return NULL;
+}
+
+/*
+ * Mark window W failed at its generation: 1 when that is news (to log),
+ * 0 when it was known or the list is full (then it is tried again).
+ */
+static int bad_mark(struct service *sv, const struct window *w)
+{
+	struct bad_window *b = bad_find(sv, w->series, w->level, w->t0);
+
+	if (b && b->gen == w->gen)
+		return 0;
+	if (!b && sv->nbad == ROLL_BAD_MAX)
+		return 0;
+	if (!b) {
+		size_t alloc = sv->alloc_bad;
+		void *v = sv->bad;
+
+		if (sv->nbad == alloc) {
+			alloc = alloc ? 2 * alloc : 16;
+			v = realloc(sv->bad, alloc * sizeof(*sv->bad));
+			if (!v)
+				return 0;
+		}
+		sv->bad = v;
+		sv->alloc_bad = alloc;
+		b = &sv->bad[sv->nbad++];
+	}
+	*b = (struct bad_window){w->series, w->t0, w->gen, w->level};
+	return 1;
+}
+
+/* Window W rolled up after all: it is no longer failed. */
+static void bad_forget(struct service *sv, const struct window *w)
+{
+	struct bad_window *b = bad_find(sv, w->series, w->level, w->t0);
+
+	if (b)
+		*b = sv->bad[--sv->nbad];
+}
+
 static int due_window(int64_t series, int level, int64_t t0, int64_t gen, void *arg)
 {
 	struct windows *ws = arg;
 	int64_t end = t0 + store_level_ns[level] + ws->delay;
+	const struct bad_window *b;
 	bool moved_on = true;
 
 	if (end > ws->now)
+		return 0;
+	/* Failed at this generation: skipped until a push changes it. */
+	b = bad_find(ws->sv, series, level, t0);
+	if (b && b->gen == gen)
 		return 0;
 	pthread_rwlock_rdlock(&ws->sv->mu);
 	if (series > 0 && (size_t)series < ws->sv->nby_id) {
@@ -1627,10 +1727,20 @@ static int roll_siblings(struct service *sv, struct sibling *sib, size_t n, bool
 	return rc < 0 ? rc : rc ? ERR_IO : 0;
 }
 
+struct stale_children {
+	struct service *sv;
+	int64_t series;
+	int level;
+	size_t n;
+};
+
+/* A stale child counts unless it failed (it would never be fresh). */
 static int count_stale(int64_t t0, void *arg)
 {
-	(void)t0;
-	(*(size_t *)arg)++;
+	struct stale_children *c = arg;
+
+	if (!bad_find(c->sv, c->series, c->level, t0))
+		c->n++;
 	return 0;
 }
 
@@ -1638,18 +1748,19 @@ static int count_stale(int64_t t0, void *arg)
  * Whether window W (level >= 2) still has stale windows of the level
  * below: then it waits, to be built from their rollups rather than from
  * the pushes under them (a backlog hands the roller a parent before its
- * children).  1 or 0, or an error.
+ * children).  A child that failed does not hold it back.  1 or 0, or an
+ * error.
  */
 static int children_stale(struct service *sv, const struct window *w, struct error *err)
 {
-	size_t n = 0;
+	struct stale_children c = {sv, w->series, w->level - 1, 0};
 	int rc;
 
 	if (w->level < 2)
 		return 0;
 	rc = sv->st->be->stale_range(sv->st, w->series, w->level - 1, w->t0,
-				     w->t0 + store_level_ns[w->level], count_stale, &n, err);
-	return rc < 0 ? rc : n > 0;
+				     w->t0 + store_level_ns[w->level], count_stale, &c, err);
+	return rc < 0 ? rc : c.n > 0;
 }
 
 /*
@@ -1688,6 +1799,11 @@ static int roll_group(struct service *sv, struct windows *ws, size_t i, bool *do
 	/* A window alone: a blob of its own type (roll_one) is smaller. */
 	if (rc == 0 && n > 1)
 		rc = roll_siblings(sv, sib, n, &mixed, err);
+	/* A blob that does not merge: one by one, so only its windows fail. */
+	if (window_fault(rc)) {
+		rc = 0;
+		mixed = true;
+	}
 	if (rc == 0 && !mixed) {
 		for (size_t k = 0; k < n; k++)
 			done[sib[k].w - ws->v] = true;
@@ -1701,6 +1817,27 @@ static int roll_group(struct service *sv, struct windows *ws, size_t i, bool *do
 		(*rolled)++;
 	}
 	return rc;
+}
+
+/*
+ * Window W failed with RC: a fault of its data marks it (skipped until a
+ * push changes it, counted) and lets the others roll, told in ERR once;
+ * the store's own errors (I/O) stop this step, tried again next time.
+ */
+static int roll_failed(struct service *sv, const struct window *w, int rc, struct error *why,
+		       struct error *err)
+{
+	if (!window_fault(rc))
+		return rc;
+	if (bad_mark(sv, w)) {
+		count(sv, &sv->c.rollups_failed, 1);
+		if (!err->code)
+			error_set(err, rc,
+				  "window of series %" PRId64 " at level %d from %" PRId64
+				  " ns: %s (skipped until a push changes it)",
+				  w->series, w->level, w->t0, why->msg);
+	}
+	return 0;
 }
 
 int service_roll(struct service *sv, int64_t now_ns, size_t max, struct error *err)
@@ -1724,14 +1861,24 @@ int service_roll(struct service *sv, int64_t now_ns, size_t max, struct error *e
 	for (int level = 1; rc == 0 && level < STORE_LEVELS; level++) {
 		ws.n = 0;
 		memset(rolled, 0, max * sizeof(*rolled));
-		rc = sv->st->be->stale_each(sv->st, level, 4 * max, due_window, &ws, err);
+		/* Failed windows are listed too, and skipped: they take no room. */
+		rc = sv->st->be->stale_each(sv->st, level, 4 * max + sv->nbad, due_window, &ws,
+					    err);
 		for (size_t i = 0; rc == 0 && i < ws.n; i++) {
+			struct error why = ERROR_INIT;
+
 			if (rolled[i])
 				continue;
-			if ((rc = children_stale(sv, &ws.v[i], err)) > 0)
+			if ((rc = children_stale(sv, &ws.v[i], &why)) > 0)
 				rc = 0; /* later, from its children's rollups */
 			else if (rc == 0)
-				rc = roll_group(sv, &ws, i, rolled, &done, err);
+				rc = roll_group(sv, &ws, i, rolled, &done, &why);
+			if (rc == 0 && rolled[i])
+				bad_forget(sv, &ws.v[i]);
+			if (rc < 0)
+				rc = roll_failed(sv, &ws.v[i], rc, &why, err);
+			if (rc < 0 && !err->code)
+				*err = why;
 		}
 	}
 	free(rolled);

@@ -117,7 +117,14 @@ int service_series_json(struct service *sv, const struct selector *sel, struct s
 /* Series per label (distinct values, and series that have it): "--check-labels". */
 int service_check_labels(struct service *sv, struct strbuf *out, struct error *err);
 
-/* Background work, one step each; return the number of windows/rows done. */
+/*
+ * Background work, one step each; return the number of windows/rows done.
+ * service_roll: a window whose data cannot be rolled up (a blob that does
+ * not decode) is skipped until a push changes it, counted in
+ * rollups_failed, and told once in ERR (err->code set, the return value
+ * still the count): the caller logs it; a negative return is the store's
+ * own error (tried again next step).  One thread calls it.
+ */
 int service_roll(struct service *sv, int64_t now_ns, size_t max, struct error *err);
 int service_retain(struct service *sv, int64_t now_ns, int64_t *deleted, struct error *err);
 /* The store's housekeeping (a WAL checkpoint), from the background thread. */
@@ -132,6 +139,7 @@ struct service_counters {
 	uint64_t series, ingested, ingest_bytes, rollups, deleted;
 	uint64_t rollups_shared; /* of the rollups, written with their sample-type siblings */
 	uint64_t labels_renamed; /* label names of stored pushes mapped ('.' to '_') */
+	uint64_t rollups_failed; /* windows whose data could not be rolled up (skipped) */
 };
 void service_counters(struct service *sv, struct service_counters *c);
 

@@ -903,6 +903,111 @@ static void test_concurrent(void **state)
 	free(q);
 }
 
+static int first_series(const struct store_series *se, void *arg)
+{
+	*(int64_t *)arg = se->id;
+	return 1;
+}
+
+static uint64_t rollups_failed(struct fixture *f)
+{
+	struct service_counters c;
+
+	service_counters(f->sv, &c);
+	return c.rollups_failed;
+}
+
+/*
+ * Issue 14: a window whose data cannot be rolled up (here a blob that does
+ * not decode) is marked and skipped, counted and told once, not retried
+ * each step; the other windows roll; a push into it makes it try again.
+ */
+static void test_bad_window_skipped(void **state)
+{
+	struct fixture *f = *state;
+	struct error err = ERROR_INIT;
+	int64_t id = 0;
+	struct store_row r;
+
+	push(f, "bad", "cpu", "eu", T0, "main;a 1\n");
+	push(f, "bad", "cpu", "eu", T0 + 2 * 60 * SEC, "main;b 1\n");
+	f->st->be->series_each(f->st, first_series, &id, &err);
+	assert_true(id > 0);
+	r = (struct store_row){.series = id,
+			       .t0 = T0 + 5 * SEC,
+			       .t1 = T0 + 6 * SEC,
+			       .samples = 1,
+			       .total = 1,
+			       .blob = "not a blob",
+			       .len = 10};
+	assert_int_equal(f->st->be->put(f->st, &r, 1, &err), 0);
+	/* The minute at T0 fails, and the 10 minutes and the hour over it; T0+2m rolls. */
+	assert_int_equal(service_roll(f->sv, T0 + 3 * HOUR, 256, &err), 1);
+	assert_int_equal(err.code, ERR_FORMAT);
+	assert_non_null(strstr(err.msg, "skipped until a push changes it"));
+	assert_int_equal(rollups_failed(f), 3);
+	for (int i = 0; i < 3; i++) {
+		err = (struct error)ERROR_INIT;
+		assert_int_equal(service_roll(f->sv, T0 + 3 * HOUR, 256, &err), 0);
+		assert_int_equal(err.code, 0);
+	}
+	assert_int_equal(rollups_failed(f), 3);
+	/* A push changes the windows: tried once more, still failing, told again. */
+	push(f, "bad", "cpu", "eu", T0 + 10 * SEC, "main;c 1\n");
+	assert_int_equal(service_roll(f->sv, T0 + 3 * HOUR, 256, &err), 0);
+	assert_int_equal(err.code, ERR_FORMAT);
+	assert_int_equal(rollups_failed(f), 6);
+	err = (struct error)ERROR_INIT;
+	assert_int_equal(service_roll(f->sv, T0 + 3 * HOUR, 256, &err), 0);
+	assert_int_equal(err.code, 0);
+	/* The bad row gone (retention), a push rolls the windows again: they recover. */
+	assert_int_equal(f->st->be->delete_before(f->st, T0 + 7 * SEC, &(int64_t){0}, &err), 0);
+	push(f, "bad", "cpu", "eu", T0 + 20 * SEC, "main;d 1\n");
+	assert_int_equal(service_roll(f->sv, T0 + 3 * HOUR, 256, &err), 3);
+	assert_int_equal(err.code, 0);
+	assert_int_equal(rollups_failed(f), 6);
+	assert_int_equal(service_roll(f->sv, T0 + 3 * HOUR, 256, &err), 0);
+}
+
+/*
+ * Issue 14: pushes that each fit but whose sum does not leave their window
+ * readable: merged values saturate (flagged), in a query and in the
+ * rollup, which is written rather than retried.
+ */
+static void test_overflowing_merge_readable(void **state)
+{
+	struct fixture *f = *state;
+	struct error err = ERROR_INIT;
+	char *q;
+
+	push(f, "big", "cpu", "eu", T0, "a;b 9223372036854775807\n");
+	push(f, "big", "cpu", "eu", T0 + 10 * SEC, "a;b 9223372036854775000\na;c 5\n");
+	q = query_text(f, "big.cpu", T0, T0 + HOUR, NULL);
+	assert_string_equal(q, "a;b 9223372036854775807\na;c 5\n");
+	free(q);
+	assert_true(service_roll(f->sv, T0 + 3 * HOUR, 256, &err) > 0);
+	assert_int_equal(err.code, 0);
+	assert_int_equal(rollups_failed(f), 0);
+	q = query_text(f, "big.cpu", T0, T0 + HOUR, NULL);
+	assert_string_equal(q, "a;b 9223372036854775807\na;c 5\n");
+	free(q);
+}
+
+/* A push with a negative value is refused: no JSON query could draw it. */
+static void test_negative_value_refused(void **state)
+{
+	struct fixture *f = *state;
+	struct ingest_req req = {"neg", "cpu", NULL, NULL, 0, T0, T0 + 10 * SEC};
+	struct error err = ERROR_INIT;
+	struct profile *p = folded("a;b 5\n");
+
+	profile_sample_values(p, 0)[0] = -5;
+	assert_int_equal(service_ingest(f->sv, &req, p, &err), ERR_FORMAT);
+	assert_string_equal(err.msg, "body: a sample has a negative samples value (-5); "
+				     "plateau serve stores counts");
+	profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -910,6 +1015,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_every_type, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sibling_rollups, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_backfill_rolls_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_window_skipped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_overflowing_merge_readable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_negative_value_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_roll_in_small_batches, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_siblings_rolled_apart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_session_label_dropped, setup, teardown),

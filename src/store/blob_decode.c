@@ -878,9 +878,12 @@ static int add_samples(struct apply *a, struct error *err)
 	struct profile *dst = a->dst;
 	int64_t mul[BLOB_MAX_TYPES], vals[BLOB_MAX_TYPES];
 
+	/*
+	 * Sums past 64 bits saturate (dst->saturated), as profile_merge's do:
+	 * no stored data can make a window unreadable (issue 14).
+	 */
 	for (uint32_t t = 0; t < v->nr_types; t++) {
-		if (profile_set_decimals(dst, t, v->types[t].decimals))
-			return error_set(err, ERR_LIMIT, "blob: merged values overflow 64 bits");
+		(void)profile_set_decimals(dst, t, v->types[t].decimals);
 		mul[t] = 1;
 		for (uint32_t d = v->types[t].decimals; d < dst->types[t].decimals; d++)
 			mul[t] *= 10;
@@ -888,18 +891,16 @@ static int add_samples(struct apply *a, struct error *err)
 	/* Guessed as nodes are (map_nodes), one past the sample added last. */
 	for (uint32_t s = 0, id = 0; s < v->nr_samples; s++, id++) {
 		const int64_t *val = &v->values[(size_t)s * v->nr_types];
-		bool over = false;
 
-		for (uint32_t t = 0; t < v->nr_types; t++)
-			over |= __builtin_mul_overflow(val[t], mul[t], &vals[t]);
-		int rc = over ? ERR_LIMIT
-			      : profile_add_sample_near(dst, a->nodes[v->s_node[s]],
-							map_set(a, v->s_set[s]), vals, &id);
-
-		if (rc == ERR_NOMEM)
+		for (uint32_t t = 0; t < v->nr_types; t++) {
+			if (__builtin_mul_overflow(val[t], mul[t], &vals[t])) {
+				vals[t] = val[t] > 0 ? INT64_MAX : INT64_MIN;
+				dst->saturated = true;
+			}
+		}
+		if (profile_add_sample_near(dst, a->nodes[v->s_node[s]], map_set(a, v->s_set[s]),
+					    vals, &id))
 			return error_set(err, ERR_NOMEM, "blob: out of memory merging a profile");
-		if (rc)
-			return error_set(err, ERR_LIMIT, "blob: merged values overflow 64 bits");
 	}
 	return 0;
 }

@@ -419,6 +419,7 @@ static void assert_merge_like_profile_merge(struct profile *a, struct profile *b
 	r1 = profile_merge(a, src, &e1);
 	r2 = blob_merge_into(b, sb.buf, sb.len, NULL, &e2);
 	assert_int_equal(r1, r2);
+	assert_int_equal(a->saturated, b->saturated);
 	if (!r1)
 		assert_equal(a, b);
 	strbuf_release(&sb);
@@ -462,7 +463,8 @@ static void test_merge_into_rich_and_empty(void **state)
 
 	(void)state;
 	assert_merge_like_profile_merge(a, b, rich, 1);
-	assert_merge_like_profile_merge(a, b, rich, 1); /* sums overflow: both refuse */
+	assert_merge_like_profile_merge(a, b, rich, 1); /* sums overflow: both saturate */
+	assert_true(a->saturated);
 	profile_free(a);
 	profile_free(b);
 	a = profile_new();

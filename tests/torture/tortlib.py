@@ -158,3 +158,25 @@ def push_folded(srv, name, text, t0, t1, headers=None):
                        (quote(name, safe=""), t0, t1),
                        body=text.encode() if isinstance(text, str) else text,
                        headers=headers)
+
+
+def gzip_bomb(unit, size):
+    """A gzip member that inflates to SIZE bytes of UNIT repeated (SIZE a
+    multiple of the 64 KiB-ish chunk UNIT fills), made in about a second
+    per GiB: each chunk is compressed once after a full flush, which
+    resets the history, so its compressed form repeats byte for byte."""
+    import zlib
+    chunk = unit * (65536 // len(unit) or 1)
+    if size % len(chunk):
+        raise ValueError("gzip_bomb: size is not a multiple of %d" % len(chunk))
+    c = zlib.compressobj(9, zlib.DEFLATED, -15)
+    c.compress(chunk)
+    c.flush(zlib.Z_FULL_FLUSH)
+    c.compress(chunk)
+    again = c.flush(zlib.Z_FULL_FLUSH)
+    n, crc = size // len(chunk), 0
+    for _ in range(n):
+        crc = zlib.crc32(chunk, crc)
+    last = zlib.compressobj(9, zlib.DEFLATED, -15).flush(zlib.Z_FINISH)
+    return b"".join([b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff", again * n, last,
+                     crc.to_bytes(4, "little"), (size & 0xffffffff).to_bytes(4, "little")])
