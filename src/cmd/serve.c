@@ -33,11 +33,24 @@ static void on_signal(int sig)
 	stopping = 1;
 }
 
+/* Say when the store turns read-only for a full disk, and when it takes pushes again. */
+static void note_degraded(struct service *sv, bool *was)
+{
+	bool now = service_degraded(sv);
+
+	if (now && !*was)
+		warning("%s: pushes get 507, queries work; retrying every second", SERVICE_DISK_FULL);
+	else if (!now && *was)
+		warning("the store takes pushes again (space was freed)");
+	*was = now;
+}
+
 /* Background work until a signal: rollups, then retention once a minute. */
 static void run(struct service *sv)
 {
 	struct timespec tick = {TICK_NS / 1000000000, TICK_NS % 1000000000};
 	int64_t last_retain = 0;
+	bool degraded = false;
 
 	while (!stopping) {
 		struct error err = ERROR_INIT;
@@ -48,8 +61,10 @@ static void run(struct service *sv)
 		if (done < 0)
 			warning("rollup: %s", err.msg);
 		err = (struct error)ERROR_INIT;
+		note_degraded(sv, &degraded);
 		if (service_maintain(sv, &err) < 0)
 			warning("store: %s", err.msg);
+		note_degraded(sv, &degraded);
 		if (now - last_retain >= 60 * INT64_C(1000000000)) {
 			err = (struct error)ERROR_INIT;
 			if (service_retain(sv, now, &deleted, &err) < 0)

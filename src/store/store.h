@@ -140,6 +140,14 @@ struct store_backend {
 	int (*disk_bytes)(struct store *s, int64_t *bytes, struct error *err);
 	/* Housekeeping off the push path (SQLite: a WAL checkpoint); any thread but one at a time. */
 	int (*maintain)(struct store *s, struct error *err);
+	/*
+	 * Whether the store can take writes now (a full disk: ERR_NOSPACE);
+	 * when it cannot, it makes what room it can for retention to delete
+	 * (SQLite: gives up its reserve file and moves the WAL into the
+	 * database).  At open, and then from the background thread until it
+	 * returns 0.
+	 */
+	int (*writable)(struct store *s, struct error *err);
 };
 
 /* What every backend's handle starts with. */

@@ -17,6 +17,7 @@ enum error_code {
 	ERR_UNSUPPORTED = -4,
 	ERR_USAGE = -5, /* bad argument from the caller */
 	ERR_NOMEM = -6, /* allocation failed (the server reports it, never aborts) */
+	ERR_NOSPACE = -7, /* the disk is full: the store cannot write (the server: 507) */
 };
 
 struct error {
