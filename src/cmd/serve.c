@@ -39,7 +39,8 @@ static void note_degraded(struct service *sv, bool *was)
 	bool now = service_degraded(sv);
 
 	if (now && !*was)
-		warning("%s: pushes get 507, queries work; retrying every second", SERVICE_DISK_FULL);
+		warning("%s: pushes get 507, queries work; retrying every second",
+			SERVICE_DISK_FULL);
 	else if (!now && *was)
 		warning("the store takes pushes again (space was freed)");
 	*was = now;

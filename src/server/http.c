@@ -60,10 +60,19 @@ static const char *const route_names[R_COUNT] = {
 };
 
 /* Why pushes were refused, for /metrics. */
-enum reject { REJ_AUTH, REJ_BODY, REJ_INFLATED, REJ_FORMAT, REJ_LIMIT, REJ_BUSY, REJ_SPACE, REJ_COUNT };
+enum reject {
+	REJ_AUTH,
+	REJ_BODY,
+	REJ_INFLATED,
+	REJ_FORMAT,
+	REJ_LIMIT,
+	REJ_BUSY,
+	REJ_SPACE,
+	REJ_COUNT
+};
 
-static const char *const reject_names[REJ_COUNT] = {"auth",   "body_size", "inflated_size",
-						    "format", "limit",	   "busy", "disk_full"};
+static const char *const reject_names[REJ_COUNT] = {"auth",  "body_size", "inflated_size", "format",
+						    "limit", "busy",	  "disk_full"};
 
 /* Query latency buckets (seconds), Prometheus histogram. */
 static const double latency_le[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};

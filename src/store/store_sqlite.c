@@ -177,8 +177,8 @@ struct sqlite_store {
 	bool fsync;
 	pthread_mutex_t wmu; /* the writer connection */
 	struct conn writer;
-	bool readonly; /* the writer could not open for a full disk: a reader until writable() */
-	struct conn ckpt;    /* maintain()'s own connection, opened on first use */
+	bool readonly;	  /* the writer could not open for a full disk: a reader until writable() */
+	struct conn ckpt; /* maintain()'s own connection, opened on first use */
 	pthread_mutex_t rmu; /* the reader pool */
 	struct conn *idle[READERS_MAX];
 	size_t nidle;
@@ -259,8 +259,7 @@ static int conn_open(struct conn *c, const char *path, bool fsync, bool writer, 
 		 "%sPRAGMA journal_mode=WAL; PRAGMA synchronous=%s; PRAGMA foreign_keys=OFF;"
 		 " PRAGMA wal_autocheckpoint=%d; PRAGMA journal_size_limit=%lld;",
 		 writer ? "PRAGMA auto_vacuum=INCREMENTAL; PRAGMA secure_delete=FAST; " : "",
-		 fsync ? "FULL" : "NORMAL",
-		 WAL_AUTOCHECKPOINT, (long long)WAL_KEEP_BYTES);
+		 fsync ? "FULL" : "NORMAL", WAL_AUTOCHECKPOINT, (long long)WAL_KEEP_BYTES);
 	if (writer && (sqlite3_exec(c->db, pragmas, NULL, NULL, &msg) != SQLITE_OK ||
 		       sqlite3_exec(c->db, schema_sql, NULL, NULL, &msg) != SQLITE_OK)) {
 		error_set(err, db_full(c->db) ? ERR_NOSPACE : ERR_IO, "store: %s: %s", path,
@@ -899,9 +898,8 @@ static int64_t fs_free(const char *path)
 	if (statvfs(path, &v) != 0)
 		return 0;
 	b = (uint64_t)v.f_bavail;
-	return b > (uint64_t)INT64_MAX / (v.f_frsize ? v.f_frsize : 1)
-		       ? INT64_MAX
-		       : (int64_t)(b * v.f_frsize);
+	return b > (uint64_t)INT64_MAX / (v.f_frsize ? v.f_frsize : 1) ? INT64_MAX
+								       : (int64_t)(b * v.f_frsize);
 }
 
 static bool reserve_present(const struct sqlite_store *s)
