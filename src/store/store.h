@@ -162,6 +162,13 @@ struct store {
  */
 int store_sqlite_open(const char *dir, bool fsync, struct store **out, struct error *err);
 
+/*
+ * Hold BYTES (0: none, the default; else at least 1 MiB) back in
+ * DIR/plateau.reserve for a full disk, and keep the WAL under half of it
+ * (doc/plateau-serve.md, "A full disk"); before service_open().
+ */
+int store_sqlite_reserve(struct store *s, int64_t bytes, struct error *err);
+
 static inline void store_close(struct store *s)
 {
 	if (s)

@@ -44,26 +44,19 @@
 #define SCHEMA_VERSION "3"
 #define READERS_MAX    8
 #define BUSY_MS	       10000
+/* Pages of WAL before a commit checkpoints by itself: maintain() normally does it first. */
+#define WAL_AUTOCHECKPOINT 16384
 /*
- * Pages of WAL before a commit checkpoints by itself (maintain() normally
- * does it first), and the bytes its file keeps after a checkpoint: the
- * WAL stays well under the reserve, so that on a full disk the reserve's
- * room is always enough to move the WAL into the database.
+ * DIR/plateau.reserve (store_sqlite_reserve()): room held back for a full
+ * disk.  When the disk fills, the store gives it up so that retention can
+ * delete, the WAL can be checkpointed and the file shrunk.  With a reserve
+ * R, the WAL is checkpointed every R / 4 and never grows past R / 2 (so
+ * that R is always enough to move it into the database), and the store
+ * takes writes again once the file system has R + R / 2 + R / 4 free: the
+ * reserve, half as much again, and the WAL's own size (truncating the WAL
+ * alone does not end the episode).
  */
-#define WAL_AUTOCHECKPOINT 512
-#define WAL_KEEP_BYTES	   (INT64_C(2) << 20)
-/* A WAL this large means checkpoints fail: pushes are refused (ERR_NOSPACE) rather than grow it. */
-#define WAL_MAX_BYTES (INT64_C(64) << 20)
-/*
- * DIR/plateau.reserve: room held back for a full disk.  When the disk
- * fills, the store gives it up so that retention can delete, the WAL can
- * be checkpointed and the file shrunk; it takes writes again once the
- * file system has RESUME_BYTES free: the reserve, half as much again, and
- * the WAL's own size (truncating the WAL alone does not end the episode).
- */
-#define RESERVE_BYTES (INT64_C(4) << 20)
-#define RESERVE_NAME  "plateau.reserve"
-#define RESUME_BYTES  (RESERVE_BYTES + RESERVE_BYTES / 2 + WAL_KEEP_BYTES)
+#define RESERVE_NAME "plateau.reserve"
 
 const int64_t store_level_ns[STORE_LEVELS] = {0, 60000000000LL, 600000000000LL, 3600000000000LL};
 
@@ -173,7 +166,8 @@ struct conn {
 struct sqlite_store {
 	struct store base;
 	char *path;
-	char *reserve; /* DIR/plateau.reserve */
+	char *reserve;	       /* DIR/plateau.reserve */
+	int64_t reserve_bytes; /* its size; 0: none */
 	bool fsync;
 	pthread_mutex_t wmu; /* the writer connection */
 	struct conn writer;
@@ -257,9 +251,9 @@ static int conn_open(struct conn *c, const char *path, bool fsync, bool writer, 
 	 */
 	snprintf(pragmas, sizeof(pragmas),
 		 "%sPRAGMA journal_mode=WAL; PRAGMA synchronous=%s; PRAGMA foreign_keys=OFF;"
-		 " PRAGMA wal_autocheckpoint=%d; PRAGMA journal_size_limit=%lld;",
+		 " PRAGMA wal_autocheckpoint=%d;",
 		 writer ? "PRAGMA auto_vacuum=INCREMENTAL; PRAGMA secure_delete=FAST; " : "",
-		 fsync ? "FULL" : "NORMAL", WAL_AUTOCHECKPOINT, (long long)WAL_KEEP_BYTES);
+		 fsync ? "FULL" : "NORMAL", WAL_AUTOCHECKPOINT);
 	if (writer && (sqlite3_exec(c->db, pragmas, NULL, NULL, &msg) != SQLITE_OK ||
 		       sqlite3_exec(c->db, schema_sql, NULL, NULL, &msg) != SQLITE_OK)) {
 		error_set(err, db_full(c->db) ? ERR_NOSPACE : ERR_IO, "store: %s: %s", path,
@@ -505,6 +499,24 @@ static int span(struct conn *c, const struct store_row *r, struct error *err)
 	return write_args(c, ST_SERIES_SPAN, args, 3, "updating a series", err);
 }
 
+/*
+ * With a reserve, the WAL stays under half of it: past that, a blocking
+ * checkpoint (the writer's lock held); when even that cannot bring it
+ * back, checkpoints are failing and the push is refused for space.
+ */
+static int wal_bound(struct sqlite_store *s, struct error *err)
+{
+	int64_t max = s->reserve_bytes / 2;
+
+	if (!max || wal_size(s) <= max)
+		return 0;
+	sqlite3_wal_checkpoint_v2(s->writer.db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+	if (wal_size(s) <= max)
+		return 0;
+	return error_set(err, ERR_NOSPACE, "store: the WAL is over %lld KiB: checkpoints fail",
+			 (long long)(max >> 10));
+}
+
 static int put(struct store *st, const struct store_row *rows, size_t n, struct error *err)
 {
 	struct sqlite_store *s = ss(st);
@@ -517,11 +529,8 @@ static int put(struct store *st, const struct store_row *rows, size_t n, struct 
 			return error_set(err, ERR_USAGE,
 					 "store: put takes level-0 rows with t0 <= t1");
 	pthread_mutex_lock(&s->wmu);
-	if (wal_size(s) > WAL_MAX_BYTES)
-		rc = error_set(err, ERR_NOSPACE,
-			       "store: the WAL is over %lld MiB: checkpoints are failing",
-			       (long long)(WAL_MAX_BYTES >> 20));
-	else
+	rc = wal_bound(s, err);
+	if (rc == 0)
 		rc = exec(c, "BEGIN IMMEDIATE", err);
 	for (size_t i = 0, first = 0; rc == 0 && i < n; i++) {
 		/* A run of rows with one blob: the first row stores it. */
@@ -889,6 +898,12 @@ static int maintain(struct store *st, struct error *err)
 
 /* ---- a full disk ---- */
 
+/* Free bytes that end a full disk episode (the reserve's comment). */
+static int64_t resume_bytes(const struct sqlite_store *s)
+{
+	return s->reserve_bytes + s->reserve_bytes / 2 + s->reserve_bytes / 4;
+}
+
 /* Bytes free for us on the store's file system. */
 static int64_t fs_free(const char *path)
 {
@@ -904,7 +919,9 @@ static int64_t fs_free(const char *path)
 
 static bool reserve_present(const struct sqlite_store *s)
 {
-	return file_size(s->reserve) >= RESERVE_BYTES;
+	if (!s->reserve_bytes)
+		return true;
+	return file_size(s->reserve) >= s->reserve_bytes;
 }
 
 /* Set the reserve aside (blocks allocated, not a sparse file); false when there is no room. */
@@ -915,7 +932,7 @@ static bool reserve_make(const struct sqlite_store *s)
 
 	if (fd < 0)
 		return false;
-	rc = posix_fallocate(fd, 0, RESERVE_BYTES);
+	rc = posix_fallocate(fd, 0, s->reserve_bytes);
 	if (rc == 0 && fsync(fd) != 0)
 		rc = errno;
 	close(fd);
@@ -936,8 +953,8 @@ static int probe(struct conn *c, struct error *err)
 
 /*
  * Whether the store takes writes: its reserve is in place (made again
- * when RESUME_BYTES are free), the file system has half a reserve free
- * besides, and a probe commit goes through.
+ * when R + R / 2 + R / 4 are free), the file system has half a reserve
+ * free besides, and a probe commit goes through.
  * When not, it gives up the reserve and moves the WAL into the database,
  * so that retention has room to delete: ERR_NOSPACE.
  */
@@ -962,18 +979,18 @@ static int writable(struct store *st, struct error *err)
 	if (s->readonly)
 		have = false; /* nothing can be written, not even a reserve */
 	sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
-	if (!have && !s->readonly && fs_free(s->path) >= RESUME_BYTES)
-		have = reserve_make(s);
-	if (have && fs_free(s->path) >= RESERVE_BYTES / 2)
+	if (!have && !s->readonly && fs_free(s->path) >= resume_bytes(s))
+		have = !s->reserve_bytes || reserve_make(s);
+	if (have && fs_free(s->path) >= s->reserve_bytes / 2)
 		rc = probe(c, err);
 	if (rc == ERR_NOSPACE) {
-		if (have)
+		if (have && s->reserve_bytes)
 			unlink(s->reserve);
 		sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
 		rc = error_set(err, ERR_NOSPACE,
 			       "store: the disk is full (%lld KiB free; writes resume at %lld KiB)",
 			       (long long)(fs_free(s->path) >> 10),
-			       (long long)(RESUME_BYTES >> 10));
+			       (long long)(s->reserve_bytes ? resume_bytes(s) >> 10 : 0));
 	}
 	pthread_mutex_unlock(&s->wmu);
 	return rc;
@@ -1017,6 +1034,28 @@ static const struct store_backend sqlite_backend = {
 	.maintain = maintain,
 	.writable = writable,
 };
+
+int store_sqlite_reserve(struct store *st, int64_t bytes, struct error *err)
+{
+	struct sqlite_store *s = ss(st);
+	char sql[128];
+	int rc;
+
+	if (bytes < 0 || (bytes && bytes < (INT64_C(1) << 20)))
+		return error_set(err, ERR_USAGE, "store: a reserve is 0 or at least 1 MiB");
+	/* Checkpoint every quarter of the reserve (SQLite's default pages: 4 KiB). */
+	snprintf(sql, sizeof(sql),
+		 "PRAGMA wal_autocheckpoint=%lld; PRAGMA journal_size_limit=%lld;",
+		 bytes ? (long long)(bytes / 4 / 4096) : (long long)WAL_AUTOCHECKPOINT,
+		 bytes ? (long long)(bytes / 4) : -1LL);
+	pthread_mutex_lock(&s->wmu);
+	s->reserve_bytes = bytes;
+	rc = s->readonly ? 0 : exec(&s->writer, sql, err);
+	pthread_mutex_unlock(&s->wmu);
+	if (!bytes)
+		unlink(s->reserve);
+	return rc;
+}
 
 int store_sqlite_open(const char *dir, bool fsync, struct store **out, struct error *err)
 {

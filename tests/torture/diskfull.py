@@ -36,6 +36,9 @@ NOW = int(time.time())
 OLD = NOW - 3 * 3600  # pushes retention (1h) deletes
 NEW = NOW - 1800  # pushes it keeps
 SERVERS = []
+# A reserve of 4 MiB (128 MiB by default): the WAL stays under 2 MiB, writes
+# resume with 7 MiB free.
+RESERVE = ["--disk-reserve", "4MiB"]
 
 
 def mount():
@@ -144,7 +147,7 @@ def wait_health(srv, want, seconds):
 def main():
     if not mount():
         return
-    srv = Server("diskfull", data=DATA)
+    srv = Server("diskfull", *RESERVE, data=DATA)
     SERVERS.append(srv)
     if not ok("the server starts on the empty tmpfs", srv.start()):
         return
@@ -156,7 +159,7 @@ def main():
             acked_old[k] = OLD + k
     ok("%d pushes of 3 hours ago are acknowledged" % OLD_PUSHES, len(acked_old) == OLD_PUSHES,
        len(acked_old))
-    fill_filler(1 << 20)
+    fill_filler(3 << 20)
     st, b, tried = push_until_refused(srv, acked_new, 1000, NEW, 400)
     comment("disk full after %d recent pushes (%d acknowledged): %s %s" %
             (tried, len(acked_new), st, b[:200]))
@@ -184,7 +187,7 @@ def main():
     # kill -9 on the full disk, restart on it.
     srv.kill9()
     fill_filler(0)  # whatever the server gave back meanwhile: still full
-    srv = Server("diskfull-restart", data=DATA)
+    srv = Server("diskfull-restart", *RESERVE, data=DATA)
     SERVERS.append(srv)
     t0 = time.monotonic()
     started = srv.start()
@@ -224,7 +227,7 @@ def main():
     st, b, tried = push_until_refused(srv, acked_new, 4000, NEW + 800, 400)
     ok("filled again: 507", st == 507, (st, b))
     srv.kill9()
-    srv = Server("diskfull-retention", "--retention", "1h", data=DATA)
+    srv = Server("diskfull-retention", "--retention", "1h", *RESERVE, data=DATA)
     SERVERS.append(srv)
     t0 = time.monotonic()
     started = srv.start()
