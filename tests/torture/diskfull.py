@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """
-A full disk (issue 14 item 6), on a 32 MiB tmpfs in a mount namespace of
+A full disk (issue 14 item 6), on a 24 MiB tmpfs in a mount namespace of
 its own (it goes away with the test, even when the test fails): pushes
 fill it (a filler file takes what they leave) until the server refuses;
 every push it acknowledged must survive kill -9 and a restart on the
@@ -31,21 +31,21 @@ MNT = os.path.join(TMP, "mnt")
 DATA = os.path.join(MNT, "data")
 FILLER = os.path.join(MNT, "filler")
 LINES = 3000  # stacks per push: about 40 KiB stored
-OLD_PUSHES = 130
+OLD_PUSHES = 70
 NOW = int(time.time())
 OLD = NOW - 3 * 3600  # pushes retention (1h) deletes
 NEW = NOW - 1800  # pushes it keeps
 SERVERS = []
-# A reserve of 4 MiB (128 MiB by default): the WAL stays under 2 MiB, writes
-# resume with 7 MiB free.
-RESERVE = ["--disk-reserve", "4MiB"]
+# A reserve of 2 MiB (128 MiB by default): the WAL stays under 1 MiB, writes
+# resume with 3.5 MiB free.
+RESERVE = ["--disk-reserve", "2MiB"]
 
 
 def mount():
     os.makedirs(MNT, exist_ok=True)
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=32m", "tmpfs", MNT],
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", MNT],
                        capture_output=True, text=True)
-    return ok("a 32 MiB tmpfs is mounted", r.returncode == 0, r.stderr)
+    return ok("a 24 MiB tmpfs is mounted", r.returncode == 0, r.stderr)
 
 
 def umount():
@@ -159,7 +159,7 @@ def main():
             acked_old[k] = OLD + k
     ok("%d pushes of 3 hours ago are acknowledged" % OLD_PUSHES, len(acked_old) == OLD_PUSHES,
        len(acked_old))
-    fill_filler(3 << 20)
+    fill_filler(3 << 19)
     st, b, tried = push_until_refused(srv, acked_new, 1000, NEW, 400)
     comment("disk full after %d recent pushes (%d acknowledged): %s %s" %
             (tried, len(acked_new), st, b[:200]))
