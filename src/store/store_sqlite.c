@@ -898,6 +898,19 @@ static int maintain(struct store *st, struct error *err)
 
 /* ---- a full disk ---- */
 
+/* The writer's WAL bounds for the reserve: checkpoint every quarter of it (4 KiB pages). */
+static int wal_pragmas(struct sqlite_store *s, struct error *err)
+{
+	int64_t r = s->reserve_bytes;
+	char sql[128];
+
+	snprintf(sql, sizeof(sql),
+		 "PRAGMA wal_autocheckpoint=%lld; PRAGMA journal_size_limit=%lld;",
+		 r ? (long long)(r / 4 / 4096) : (long long)WAL_AUTOCHECKPOINT,
+		 r ? (long long)(r / 4) : -1LL);
+	return exec(&s->writer, sql, err);
+}
+
 /* Free bytes that end a full disk episode (the reserve's comment). */
 static int64_t resume_bytes(const struct sqlite_store *s)
 {
@@ -962,10 +975,11 @@ static int writable(struct store *st, struct error *err)
 {
 	struct sqlite_store *s = ss(st);
 	struct conn *c = &s->writer;
-	bool have = reserve_present(s);
+	bool have;
 	int rc = ERR_NOSPACE;
 
 	pthread_mutex_lock(&s->wmu);
+	have = reserve_present(s);
 	if (s->readonly) {
 		struct conn rw;
 		struct error e = ERROR_INIT;
@@ -974,6 +988,7 @@ static int writable(struct store *st, struct error *err)
 			conn_close(c);
 			*c = rw;
 			s->readonly = false;
+			wal_pragmas(s, &e);
 		}
 	}
 	if (s->readonly)
@@ -1038,19 +1053,13 @@ static const struct store_backend sqlite_backend = {
 int store_sqlite_reserve(struct store *st, int64_t bytes, struct error *err)
 {
 	struct sqlite_store *s = ss(st);
-	char sql[128];
 	int rc;
 
 	if (bytes < 0 || (bytes && bytes < (INT64_C(1) << 20)))
 		return error_set(err, ERR_USAGE, "store: a reserve is 0 or at least 1 MiB");
-	/* Checkpoint every quarter of the reserve (SQLite's default pages: 4 KiB). */
-	snprintf(sql, sizeof(sql),
-		 "PRAGMA wal_autocheckpoint=%lld; PRAGMA journal_size_limit=%lld;",
-		 bytes ? (long long)(bytes / 4 / 4096) : (long long)WAL_AUTOCHECKPOINT,
-		 bytes ? (long long)(bytes / 4) : -1LL);
 	pthread_mutex_lock(&s->wmu);
 	s->reserve_bytes = bytes;
-	rc = s->readonly ? 0 : exec(&s->writer, sql, err);
+	rc = s->readonly ? 0 : wal_pragmas(s, err);
 	pthread_mutex_unlock(&s->wmu);
 	if (!bytes)
 		unlink(s->reserve);
