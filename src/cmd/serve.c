@@ -66,7 +66,8 @@ static void run(struct service *sv)
 		if (service_maintain(sv, &err) < 0)
 			warning("store: %s", err.msg);
 		note_degraded(sv, &degraded);
-		if (now - last_retain >= 60 * INT64_C(1000000000)) {
+		/* Degraded, service_maintain() runs retention itself, every second. */
+		if (now - last_retain >= 60 * INT64_C(1000000000) && !service_degraded(sv)) {
 			err = (struct error)ERROR_INIT;
 			if (service_retain(sv, now, &deleted, &err) < 0)
 				warning("retention: %s", err.msg);

@@ -927,9 +927,9 @@ static int ingest_mapped(struct service *sv, const struct ingest_req *req, size_
 	if (rc == 0)
 		rc = commit(sv, pd.rows, pd.n, err);
 	if (rc == ERR_NOSPACE) {
+		/* The same message as the pushes refused after it. */
 		degrade(sv, true);
-		*err = (struct error)
-			ERROR_INIT; /* the same message as the pushes refused after it */
+		*err = (struct error)ERROR_INIT;
 		rc = error_set(err, ERR_NOSPACE, "%s", SERVICE_DISK_FULL);
 	}
 	if (rc == 0) {
