@@ -20,7 +20,7 @@
 
 static const char *const serve_usage[] = {
 	"plateau serve [--listen HOST:PORT] [--data DIR] [--config FILE] [--retention AGE]",
-	"              [--max-disk SIZE] [--fsync]",
+	"              [--max-disk SIZE] [--disk-reserve SIZE] [--fsync]",
 	"plateau serve --check-labels [--data DIR]",
 	NULL,
 };
@@ -33,11 +33,25 @@ static void on_signal(int sig)
 	stopping = 1;
 }
 
+/* Say when the store turns read-only for a full disk, and when it takes pushes again. */
+static void note_degraded(struct service *sv, bool *was)
+{
+	bool now = service_degraded(sv);
+
+	if (now && !*was)
+		warning("%s: pushes get 507, queries work; retrying every second",
+			SERVICE_DISK_FULL);
+	else if (!now && *was)
+		warning("the store takes pushes again (space was freed)");
+	*was = now;
+}
+
 /* Background work until a signal: rollups, then retention once a minute. */
 static void run(struct service *sv)
 {
 	struct timespec tick = {TICK_NS / 1000000000, TICK_NS % 1000000000};
 	int64_t last_retain = 0;
+	bool degraded = false;
 
 	while (!stopping) {
 		struct error err = ERROR_INIT;
@@ -49,9 +63,12 @@ static void run(struct service *sv)
 		if (done < 0 || err.code)
 			warning("rollup: %s", err.msg);
 		err = (struct error)ERROR_INIT;
+		note_degraded(sv, &degraded);
 		if (service_maintain(sv, &err) < 0)
 			warning("store: %s", err.msg);
-		if (now - last_retain >= 60 * INT64_C(1000000000)) {
+		note_degraded(sv, &degraded);
+		/* Degraded, service_maintain() runs retention itself, every second. */
+		if (now - last_retain >= 60 * INT64_C(1000000000) && !service_degraded(sv)) {
 			err = (struct error)ERROR_INIT;
 			if (service_retain(sv, now, &deleted, &err) < 0)
 				warning("retention: %s", err.msg);
@@ -66,7 +83,7 @@ static void run(struct service *sv)
 int cmd_serve(int argc, const char **argv)
 {
 	const char *listen = NULL, *data = "plateau-data", *config = NULL, *retention = NULL,
-		   *max_disk = NULL;
+		   *max_disk = NULL, *reserve = "128MiB";
 	bool fsync = false, check = false;
 	const struct option opts[] = {
 		OPT_STRING(0, "listen", &listen, "HOST:PORT", "where to listen (127.0.0.1:4040)"),
@@ -78,6 +95,8 @@ int cmd_serve(int argc, const char **argv)
 			   "delete profiles older than AGE (30d)"),
 		OPT_STRING(0, "max-disk", &max_disk, "SIZE",
 			   "keep the store under SIZE (10GiB), oldest out first"),
+		OPT_STRING(0, "disk-reserve", &reserve, "SIZE",
+			   "room held back for a full disk, 0 for none (128MiB)"),
 		OPT_BOOL(0, "fsync", &fsync,
 			 "survive power loss too, not only a crash (slower pushes)"),
 		OPT_BOOL(0, "check-labels", &check, "print the series count per label and exit"),
@@ -89,6 +108,7 @@ int cmd_serve(int argc, const char **argv)
 	struct service *sv = NULL;
 	struct server *srv = NULL;
 	struct sigaction sa = {.sa_handler = on_signal};
+	uint64_t reserve_bytes;
 
 	argc = parse_options(argc, argv, opts, serve_usage);
 	if (argc > 0)
@@ -102,9 +122,13 @@ int cmd_serve(int argc, const char **argv)
 		die_usage("--retention: %s", err.msg);
 	if (max_disk && size_parse(max_disk, &cfg.svc.max_disk, &err) < 0)
 		die_usage("--max-disk: %s", err.msg);
+	if (size_parse(reserve, &reserve_bytes, &err) < 0 ||
+	    (reserve_bytes && reserve_bytes < (1u << 20)) || reserve_bytes > INT64_MAX)
+		die_usage("--disk-reserve: %s", err.code ? err.msg : "0 or at least 1MiB");
 	/* From here on, running out of memory fails a request, not the server. */
 	profile_set_nomem_errors(true);
 	if (store_sqlite_open(data, fsync, &st, &err) < 0 ||
+	    store_sqlite_reserve(st, (int64_t)reserve_bytes, &err) < 0 ||
 	    service_open(st, &cfg.svc, &sv, &err) < 0)
 		die("%s", err.msg);
 	if (check) {

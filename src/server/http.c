@@ -83,10 +83,19 @@ static const char *const route_names[R_COUNT] = {
 };
 
 /* Why pushes were refused, for /metrics. */
-enum reject { REJ_AUTH, REJ_BODY, REJ_INFLATED, REJ_FORMAT, REJ_LIMIT, REJ_BUSY, REJ_COUNT };
+enum reject {
+	REJ_AUTH,
+	REJ_BODY,
+	REJ_INFLATED,
+	REJ_FORMAT,
+	REJ_LIMIT,
+	REJ_BUSY,
+	REJ_SPACE,
+	REJ_COUNT
+};
 
-static const char *const reject_names[REJ_COUNT] = {"auth",   "body_size", "inflated_size",
-						    "format", "limit",	   "busy"};
+static const char *const reject_names[REJ_COUNT] = {"auth",  "body_size", "inflated_size", "format",
+						    "limit", "busy",	  "disk_full"};
 
 /* Query latency buckets (seconds), Prometheus histogram. */
 static const double latency_le[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
@@ -145,6 +154,7 @@ static unsigned status_of(int code)
 	case ERR_LIMIT: return MHD_HTTP_UNPROCESSABLE_CONTENT;
 	case ERR_UNSUPPORTED: return MHD_HTTP_UNSUPPORTED_MEDIA_TYPE;
 	case ERR_NOMEM: return MHD_HTTP_SERVICE_UNAVAILABLE;
+	case ERR_NOSPACE: return MHD_HTTP_INSUFFICIENT_STORAGE;
 	default: return MHD_HTTP_INTERNAL_SERVER_ERROR;
 	}
 }
@@ -253,6 +263,7 @@ static enum MHD_Result push_error(struct server *s, struct MHD_Connection *c, st
 		reject(s, status == MHD_HTTP_CONTENT_TOO_LARGE	   ? REJ_INFLATED
 			  : status == MHD_HTTP_SERVICE_UNAVAILABLE ? REJ_BUSY
 			  : err->code == ERR_LIMIT		   ? REJ_LIMIT
+			  : err->code == ERR_NOSPACE		   ? REJ_SPACE
 								   : REJ_FORMAT);
 	return reply_error(s, c, rq, status, err->msg);
 }
@@ -919,13 +930,18 @@ static enum MHD_Result on_metrics(struct server *s, struct MHD_Connection *c, st
 		"# HELP plateau_retention_deleted_total Rows deleted by retention.\n"
 		"# TYPE plateau_retention_deleted_total counter\n"
 		"plateau_retention_deleted_total %llu\n"
+		"# HELP plateau_store_degraded 1 while the store is read-only for a full disk "
+		"(pushes get 507).\n"
+		"# TYPE plateau_store_degraded gauge\n"
+		"plateau_store_degraded %d\n"
 		"# HELP plateau_query_duration_seconds Query latency.\n"
 		"# TYPE plateau_query_duration_seconds histogram\n",
 		(unsigned long long)s->body_bytes, (unsigned long long)sc.ingested,
 		(unsigned long long)sc.ingest_bytes, (unsigned long long)sc.labels_renamed,
 		(unsigned long long)sc.series, (long long)st.bytes_disk, (long long)st.rows,
 		(long long)st.stale, (unsigned long long)sc.rollups,
-		(unsigned long long)sc.rollups_shared, (unsigned long long)sc.deleted);
+		(unsigned long long)sc.rollups_shared, (unsigned long long)sc.deleted,
+		service_degraded(s->sv));
 	strbuf_addf(&out,
 		    "# HELP plateau_rollups_failed_total Rollup windows whose data could not be "
 		    "rolled up, skipped until a push changes them.\n"
@@ -1056,7 +1072,10 @@ static enum MHD_Result dispatch(struct server *s, struct MHD_Connection *c, stru
 	char name[256];
 
 	switch (route_of(method, url, &label)) {
-	case R_HEALTH: return reply_text(s, c, rq, MHD_HTTP_OK, "text/plain", "ok\n");
+	case R_HEALTH:
+		return reply_text(s, c, rq, MHD_HTTP_OK, "text/plain",
+				  service_degraded(s->sv) ? "degraded: read-only (disk full)\n"
+							  : "ok\n");
 	case R_METRICS: return on_metrics(s, c, rq);
 	case R_INGEST: return on_ingest(s, c, rq);
 	case R_PROFILES: return on_profiles(s, c, rq);

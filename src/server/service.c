@@ -51,6 +51,7 @@ struct service {
 	pthread_cond_t qcv;
 	struct batch *queue;
 	bool committing;
+	bool degraded; /* read-only for a full disk (cmu) */
 	/* Rollup windows that failed, skipped until a push changes them (the roller's own). */
 	struct bad_window *bad;
 	size_t nbad, alloc_bad;
@@ -187,6 +188,10 @@ int service_open(struct store *st, const struct service_config *cfg, struct serv
 		return rc;
 	}
 	sv->c.series = sv->n;
+	/* A full disk: start read-only, after what retention can free. */
+	sv->degraded = true;
+	service_maintain(sv, err);
+	*err = (struct error)ERROR_INIT;
 	*out = sv;
 	return 0;
 }
@@ -217,8 +222,43 @@ static void count(struct service *sv, uint64_t *field, uint64_t n)
 	pthread_mutex_unlock(&sv->cmu);
 }
 
+bool service_degraded(struct service *sv)
+{
+	bool d;
+
+	pthread_mutex_lock(&sv->cmu);
+	d = sv->degraded;
+	pthread_mutex_unlock(&sv->cmu);
+	return d;
+}
+
+static void degrade(struct service *sv, bool on)
+{
+	pthread_mutex_lock(&sv->cmu);
+	sv->degraded = on;
+	pthread_mutex_unlock(&sv->cmu);
+}
+
+/* Degraded: whether the store takes writes again, after retention freed what it could. */
+static void recover(struct service *sv)
+{
+	struct error err = ERROR_INIT;
+	int64_t deleted = 0;
+	int rc = sv->st->be->writable(sv->st, &err);
+
+	if (rc == ERR_NOSPACE && (sv->cfg.retention_ns || sv->cfg.max_disk) &&
+	    service_retain(sv, clock_ns(CLOCK_REALTIME), &deleted, &err) == 0 && deleted)
+		rc = sv->st->be->writable(sv->st, &err);
+	if (rc == 0)
+		degrade(sv, false);
+}
+
 int service_maintain(struct service *sv, struct error *err)
 {
+	if (service_degraded(sv)) {
+		recover(sv);
+		return 0;
+	}
 	return sv->st->be->maintain(sv->st, err);
 }
 
@@ -957,6 +997,12 @@ static int ingest_mapped(struct service *sv, const struct ingest_req *req, size_
 		goto out;
 	if (rc == 0)
 		rc = commit(sv, pd.rows, pd.n, err);
+	if (rc == ERR_NOSPACE) {
+		/* The same message as the pushes refused after it. */
+		degrade(sv, true);
+		*err = (struct error)ERROR_INIT;
+		rc = error_set(err, ERR_NOSPACE, "%s", SERVICE_DISK_FULL);
+	}
 	if (rc == 0) {
 		note_spans(sv, &pd);
 		for (size_t i = 0; i < pd.nblobs; i++)
@@ -1005,6 +1051,8 @@ int service_ingest(struct service *sv, const struct ingest_req *req, struct prof
 	size_t renamed = req->renamed;
 	int rc;
 
+	if (service_degraded(sv))
+		return error_set(err, ERR_NOSPACE, "%s", SERVICE_DISK_FULL);
 	/* One more than LABELS_MAX: the session label is not stored. */
 	if (req->nlabels > LABELS_MAX + 1)
 		return error_set(err, ERR_LIMIT, "more than %d labels", LABELS_MAX);
@@ -1850,6 +1898,8 @@ int service_roll(struct service *sv, int64_t now_ns, size_t max, struct error *e
 	bool *rolled;
 	int rc = 0, done = 0;
 
+	if (service_degraded(sv))
+		return 0; /* nothing can be written */
 	ws.v = calloc(max ? max : 1, sizeof(*ws.v));
 	rolled = calloc(max ? max : 1, sizeof(*rolled));
 	if (!ws.v || !rolled)
@@ -1885,6 +1935,8 @@ int service_roll(struct service *sv, int64_t now_ns, size_t max, struct error *e
 	free(ws.v);
 	if (done)
 		count(sv, &sv->c.rollups, (uint64_t)done);
+	if (rc == ERR_NOSPACE)
+		degrade(sv, true);
 	return rc < 0 ? rc : done;
 }
 
@@ -1913,5 +1965,7 @@ int service_retain(struct service *sv, int64_t now_ns, int64_t *deleted, struct 
 	}
 	if (*deleted)
 		count(sv, &sv->c.deleted, (uint64_t)*deleted);
+	if (rc == ERR_NOSPACE)
+		degrade(sv, true);
 	return rc;
 }

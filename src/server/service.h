@@ -127,8 +127,23 @@ int service_check_labels(struct service *sv, struct strbuf *out, struct error *e
  */
 int service_roll(struct service *sv, int64_t now_ns, size_t max, struct error *err);
 int service_retain(struct service *sv, int64_t now_ns, int64_t *deleted, struct error *err);
-/* The store's housekeeping (a WAL checkpoint), from the background thread. */
+/*
+ * The store's housekeeping (a WAL checkpoint), from the background thread.
+ * Degraded, it checks whether the store takes writes again instead (after
+ * retention and --max-disk freed what they can) and leaves degraded mode
+ * when it does.
+ */
 int service_maintain(struct service *sv, struct error *err);
+
+/*
+ * Whether the store is read-only for a full disk: from open when it cannot
+ * write, or from a write that failed for space, until service_maintain()
+ * finds it writable again.  Degraded, queries work, pushes fail with
+ * ERR_NOSPACE and SERVICE_DISK_FULL without touching the store, rollups
+ * wait.
+ */
+bool service_degraded(struct service *sv);
+#define SERVICE_DISK_FULL "the disk is full: the store is read-only until space is freed"
 
 /* The store's statistics (/metrics). */
 int service_store_stats(struct service *sv, struct store_stats *st, struct error *err);

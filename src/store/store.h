@@ -140,6 +140,14 @@ struct store_backend {
 	int (*disk_bytes)(struct store *s, int64_t *bytes, struct error *err);
 	/* Housekeeping off the push path (SQLite: a WAL checkpoint); any thread but one at a time. */
 	int (*maintain)(struct store *s, struct error *err);
+	/*
+	 * Whether the store can take writes now (a full disk: ERR_NOSPACE);
+	 * when it cannot, it makes what room it can for retention to delete
+	 * (SQLite: gives up its reserve file and moves the WAL into the
+	 * database).  At open, and then from the background thread until it
+	 * returns 0.
+	 */
+	int (*writable)(struct store *s, struct error *err);
 };
 
 /* What every backend's handle starts with. */
@@ -153,6 +161,13 @@ struct store {
  * when FSYNC is set: survives power loss too).
  */
 int store_sqlite_open(const char *dir, bool fsync, struct store **out, struct error *err);
+
+/*
+ * Hold BYTES (0: none, the default; else at least 1 MiB) back in
+ * DIR/plateau.reserve for a full disk, and keep the WAL under half of it
+ * (doc/plateau-serve.md, "A full disk"); before service_open().
+ */
+int store_sqlite_reserve(struct store *s, int64_t bytes, struct error *err);
 
 static inline void store_close(struct store *s)
 {

@@ -26,6 +26,7 @@
  * no blob_of) by adding the two columns, 2 (no agg) by adding agg.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sqlite3.h>
@@ -33,6 +34,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "store/store.h"
 #include "util/alloc.h"
@@ -42,6 +46,17 @@
 #define BUSY_MS	       10000
 /* Pages of WAL before a commit checkpoints by itself: maintain() normally does it first. */
 #define WAL_AUTOCHECKPOINT 16384
+/*
+ * DIR/plateau.reserve (store_sqlite_reserve()): room held back for a full
+ * disk.  When the disk fills, the store gives it up so that retention can
+ * delete, the WAL can be checkpointed and the file shrunk.  With a reserve
+ * R, the WAL is checkpointed every R / 4 and never grows past R / 2 (so
+ * that R is always enough to move it into the database), and the store
+ * takes writes again once the file system has R + R / 2 + R / 4 free: the
+ * reserve, half as much again, and the WAL's own size (truncating the WAL
+ * alone does not end the episode).
+ */
+#define RESERVE_NAME "plateau.reserve"
 
 const int64_t store_level_ns[STORE_LEVELS] = {0, 60000000000LL, 600000000000LL, 3600000000000LL};
 
@@ -151,18 +166,29 @@ struct conn {
 struct sqlite_store {
 	struct store base;
 	char *path;
+	char *reserve;	       /* DIR/plateau.reserve */
+	int64_t reserve_bytes; /* its size; 0: none */
 	bool fsync;
 	pthread_mutex_t wmu; /* the writer connection */
 	struct conn writer;
-	struct conn ckpt;    /* maintain()'s own connection, opened on first use */
+	bool readonly;	  /* the writer could not open for a full disk: a reader until writable() */
+	struct conn ckpt; /* maintain()'s own connection, opened on first use */
 	pthread_mutex_t rmu; /* the reader pool */
 	struct conn *idle[READERS_MAX];
 	size_t nidle;
 };
 
+/* Whether DB's last error is a full disk (or quota). */
+static bool db_full(sqlite3 *db)
+{
+	int e = db ? sqlite3_system_errno(db) : 0;
+
+	return db && (sqlite3_errcode(db) == SQLITE_FULL || e == ENOSPC || e == EDQUOT);
+}
+
 static int db_error(struct error *err, sqlite3 *db, const char *what)
 {
-	return error_set(err, ERR_IO, "store: %s: %s", what,
+	return error_set(err, db_full(db) ? ERR_NOSPACE : ERR_IO, "store: %s: %s", what,
 			 db ? sqlite3_errmsg(db) : "no database");
 }
 
@@ -208,26 +234,33 @@ static int conn_open(struct conn *c, const char *path, bool fsync, bool writer, 
 {
 	int flags = writer ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
 	char *msg = NULL;
-	char pragmas[256];
+	char pragmas[320];
 
 	memset(c, 0, sizeof(*c));
 	if (sqlite3_open_v2(path, &c->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-		db_error(err, c->db, path);
+		int rc = db_error(err, c->db, path);
+
 		conn_close(c);
-		return ERR_IO;
+		return rc;
 	}
 	sqlite3_busy_timeout(c->db, BUSY_MS);
+	/*
+	 * secure_delete FAST: Debian's SQLite zeroes every freed page by
+	 * default, so a retention DELETE wrote as much WAL as it deleted and
+	 * could not run on a full disk.
+	 */
 	snprintf(pragmas, sizeof(pragmas),
 		 "%sPRAGMA journal_mode=WAL; PRAGMA synchronous=%s; PRAGMA foreign_keys=OFF;"
 		 " PRAGMA wal_autocheckpoint=%d;",
-		 writer ? "PRAGMA auto_vacuum=INCREMENTAL; " : "", fsync ? "FULL" : "NORMAL",
-		 WAL_AUTOCHECKPOINT);
+		 writer ? "PRAGMA auto_vacuum=INCREMENTAL; PRAGMA secure_delete=FAST; " : "",
+		 fsync ? "FULL" : "NORMAL", WAL_AUTOCHECKPOINT);
 	if (writer && (sqlite3_exec(c->db, pragmas, NULL, NULL, &msg) != SQLITE_OK ||
 		       sqlite3_exec(c->db, schema_sql, NULL, NULL, &msg) != SQLITE_OK)) {
-		error_set(err, ERR_IO, "store: %s: %s", path, msg ? msg : "cannot set up");
+		error_set(err, db_full(c->db) ? ERR_NOSPACE : ERR_IO, "store: %s: %s", path,
+			  msg ? msg : "cannot set up");
 		sqlite3_free(msg);
 		conn_close(c);
-		return ERR_IO;
+		return err->code;
 	}
 	if (writer && schema_upgrade(c, path, err) < 0) {
 		conn_close(c);
@@ -285,6 +318,8 @@ static void reader_put(struct sqlite_store *s, struct conn *c)
 		free(c);
 	}
 }
+
+static int64_t wal_size(const struct sqlite_store *s);
 
 static sqlite3_stmt *stmt(struct conn *c, enum stmt_id id)
 {
@@ -468,6 +503,24 @@ static int span(struct conn *c, const struct store_row *r, struct error *err)
 	return write_args(c, ST_SERIES_SPAN, args, 3, "updating a series", err);
 }
 
+/*
+ * With a reserve, the WAL stays under half of it: past that, a blocking
+ * checkpoint (the writer's lock held); when even that cannot bring it
+ * back, checkpoints are failing and the push is refused for space.
+ */
+static int wal_bound(struct sqlite_store *s, struct error *err)
+{
+	int64_t max = s->reserve_bytes / 2;
+
+	if (!max || wal_size(s) <= max)
+		return 0;
+	sqlite3_wal_checkpoint_v2(s->writer.db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+	if (wal_size(s) <= max)
+		return 0;
+	return error_set(err, ERR_NOSPACE, "store: the WAL is over %lld KiB: checkpoints fail",
+			 (long long)(max >> 10));
+}
+
 static int put(struct store *st, const struct store_row *rows, size_t n, struct error *err)
 {
 	struct sqlite_store *s = ss(st);
@@ -480,7 +533,9 @@ static int put(struct store *st, const struct store_row *rows, size_t n, struct 
 			return error_set(err, ERR_USAGE,
 					 "store: put takes level-0 rows with t0 <= t1");
 	pthread_mutex_lock(&s->wmu);
-	rc = exec(c, "BEGIN IMMEDIATE", err);
+	rc = wal_bound(s, err);
+	if (rc == 0)
+		rc = exec(c, "BEGIN IMMEDIATE", err);
 	for (size_t i = 0, first = 0; rc == 0 && i < n; i++) {
 		/* A run of rows with one blob: the first row stores it. */
 		bool shares = i > 0 && rows[i].blob == rows[first].blob &&
@@ -691,6 +746,42 @@ static int stale_range(struct store *st, int64_t series, int level, int64_t from
 
 /* ---- retention and statistics ---- */
 
+/* Pages the vacuum gives back per transaction: the WAL grows by about that much at a time. */
+#define VACUUM_CHUNK 256
+
+static int64_t freelist_pages(struct conn *c)
+{
+	sqlite3_stmt *q = NULL;
+	int64_t n = 0;
+
+	if (sqlite3_prepare_v2(c->db, "PRAGMA freelist_count", -1, &q, NULL) == SQLITE_OK &&
+	    sqlite3_step(q) == SQLITE_ROW)
+		n = sqlite3_column_int64(q, 0);
+	sqlite3_finalize(q);
+	return n;
+}
+
+/*
+ * Give the freed pages back to the file system, a chunk at a time with
+ * the WAL truncated after each, so that this works on a nearly full disk
+ * (the writer's lock held).  Best effort: what is left stays free inside
+ * the file for the next pushes.
+ */
+static void give_back(struct conn *c)
+{
+	int64_t chunks = (freelist_pages(c) + VACUUM_CHUNK - 1) / VACUUM_CHUNK;
+	char sql[64];
+
+	snprintf(sql, sizeof(sql), "PRAGMA incremental_vacuum(%d)", VACUUM_CHUNK);
+	for (int64_t i = 0; i < chunks; i++)
+		if (sqlite3_exec(c->db, sql, NULL, NULL, NULL) != SQLITE_OK ||
+		    sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL,
+					      NULL) != SQLITE_OK)
+			break;
+	if (!chunks)
+		sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+}
+
 static int delete_before(struct store *st, int64_t cutoff, int64_t *deleted, struct error *err)
 {
 	struct sqlite_store *s = ss(st);
@@ -710,10 +801,8 @@ static int delete_before(struct store *st, int64_t cutoff, int64_t *deleted, str
 				err);
 	}
 	rc = txn_end(c, rc, err);
-	/* Give the freed pages back to the file system. */
 	if (rc == 0 && *deleted)
-		sqlite3_exec(c->db, "PRAGMA incremental_vacuum; PRAGMA wal_checkpoint(TRUNCATE);",
-			     NULL, NULL, NULL);
+		give_back(c);
 	pthread_mutex_unlock(&s->wmu);
 	return rc;
 }
@@ -737,13 +826,18 @@ static int64_t file_size(const char *path)
 	return stat(path, &sb) == 0 ? (int64_t)sb.st_size : 0;
 }
 
-/* The database and its WAL. */
-static int64_t disk_size(const struct sqlite_store *s)
+static int64_t wal_size(const struct sqlite_store *s)
 {
 	char wal[PATH_MAX];
 
 	snprintf(wal, sizeof(wal), "%s-wal", s->path);
-	return file_size(s->path) + file_size(wal);
+	return file_size(wal);
+}
+
+/* The database and its WAL. */
+static int64_t disk_size(const struct sqlite_store *s)
+{
+	return file_size(s->path) + wal_size(s);
 }
 
 static int stats_row(sqlite3_stmt *q, void *arg)
@@ -806,6 +900,121 @@ static int maintain(struct store *st, struct error *err)
 	return 0;
 }
 
+/* ---- a full disk ---- */
+
+/* The writer's WAL bounds for the reserve: checkpoint every quarter of it (4 KiB pages). */
+static int wal_pragmas(struct sqlite_store *s, struct error *err)
+{
+	int64_t r = s->reserve_bytes;
+	char sql[128];
+
+	snprintf(sql, sizeof(sql),
+		 "PRAGMA wal_autocheckpoint=%lld; PRAGMA journal_size_limit=%lld;",
+		 r ? (long long)(r / 4 / 4096) : (long long)WAL_AUTOCHECKPOINT,
+		 r ? (long long)(r / 4) : -1LL);
+	return exec(&s->writer, sql, err);
+}
+
+/* Free bytes that end a full disk episode (the reserve's comment). */
+static int64_t resume_bytes(const struct sqlite_store *s)
+{
+	return s->reserve_bytes + s->reserve_bytes / 2 + s->reserve_bytes / 4;
+}
+
+/* Bytes free for us on the store's file system. */
+static int64_t fs_free(const char *path)
+{
+	struct statvfs v;
+	uint64_t b;
+
+	if (statvfs(path, &v) != 0)
+		return 0;
+	b = (uint64_t)v.f_bavail;
+	return b > (uint64_t)INT64_MAX / (v.f_frsize ? v.f_frsize : 1) ? INT64_MAX
+								       : (int64_t)(b * v.f_frsize);
+}
+
+static bool reserve_present(const struct sqlite_store *s)
+{
+	if (!s->reserve_bytes)
+		return true;
+	return file_size(s->reserve) >= s->reserve_bytes;
+}
+
+/* Set the reserve aside (blocks allocated, not a sparse file); false when there is no room. */
+static bool reserve_make(const struct sqlite_store *s)
+{
+	int fd = open(s->reserve, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int rc;
+
+	if (fd < 0)
+		return false;
+	rc = posix_fallocate(fd, 0, s->reserve_bytes);
+	if (rc == 0 && fsync(fd) != 0)
+		rc = errno;
+	close(fd);
+	if (rc != 0)
+		unlink(s->reserve);
+	return rc == 0;
+}
+
+/* A small write transaction: whether a commit goes through now. */
+static int probe(struct conn *c, struct error *err)
+{
+	char sql[96];
+
+	snprintf(sql, sizeof(sql), "INSERT OR REPLACE INTO meta(k, v) VALUES ('probe', '%lld')",
+		 (long long)time(NULL));
+	return exec(c, sql, err) < 0 ? db_error(err, c->db, "a probe write") : 0;
+}
+
+/*
+ * Whether the store takes writes: its reserve is in place (made again
+ * when R + R / 2 + R / 4 are free), the file system has half a reserve
+ * free besides, and a probe commit goes through.
+ * When not, it gives up the reserve and moves the WAL into the database,
+ * so that retention has room to delete: ERR_NOSPACE.
+ */
+static int writable(struct store *st, struct error *err)
+{
+	struct sqlite_store *s = ss(st);
+	struct conn *c = &s->writer;
+	bool have;
+	int rc = ERR_NOSPACE;
+
+	pthread_mutex_lock(&s->wmu);
+	have = reserve_present(s);
+	if (s->readonly) {
+		struct conn rw;
+		struct error e = ERROR_INIT;
+
+		if (conn_open(&rw, s->path, s->fsync, true, &e) == 0) {
+			conn_close(c);
+			*c = rw;
+			s->readonly = false;
+			wal_pragmas(s, &e);
+		}
+	}
+	if (s->readonly)
+		have = false; /* nothing can be written, not even a reserve */
+	sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+	if (!have && !s->readonly && fs_free(s->path) >= resume_bytes(s))
+		have = !s->reserve_bytes || reserve_make(s);
+	if (have && fs_free(s->path) >= s->reserve_bytes / 2)
+		rc = probe(c, err);
+	if (rc == ERR_NOSPACE) {
+		if (have && s->reserve_bytes)
+			unlink(s->reserve);
+		sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+		rc = error_set(err, ERR_NOSPACE,
+			       "store: the disk is full (%lld KiB free; writes resume at %lld KiB)",
+			       (long long)(fs_free(s->path) >> 10),
+			       (long long)(s->reserve_bytes ? resume_bytes(s) >> 10 : 0));
+	}
+	pthread_mutex_unlock(&s->wmu);
+	return rc;
+}
+
 static void sqlite_close(struct store *st)
 {
 	struct sqlite_store *s = ss(st);
@@ -820,6 +1029,7 @@ static void sqlite_close(struct store *st)
 	pthread_mutex_destroy(&s->wmu);
 	pthread_mutex_destroy(&s->rmu);
 	free(s->path);
+	free(s->reserve);
 	free(s);
 }
 
@@ -841,31 +1051,64 @@ static const struct store_backend sqlite_backend = {
 	.counts = counts,
 	.disk_bytes = disk_bytes,
 	.maintain = maintain,
+	.writable = writable,
 };
+
+int store_sqlite_reserve(struct store *st, int64_t bytes, struct error *err)
+{
+	struct sqlite_store *s = ss(st);
+	int rc;
+
+	if (bytes < 0 || (bytes && bytes < (INT64_C(1) << 20)))
+		return error_set(err, ERR_USAGE, "store: a reserve is 0 or at least 1 MiB");
+	pthread_mutex_lock(&s->wmu);
+	s->reserve_bytes = bytes;
+	rc = s->readonly ? 0 : wal_pragmas(s, err);
+	pthread_mutex_unlock(&s->wmu);
+	if (!bytes)
+		unlink(s->reserve);
+	return rc;
+}
 
 int store_sqlite_open(const char *dir, bool fsync, struct store **out, struct error *err)
 {
 	struct sqlite_store *s;
-	char path[PATH_MAX];
+	char path[PATH_MAX], reserve[PATH_MAX];
 	struct stat sb;
+	int rc;
 
 	*out = NULL;
 	if (stat(dir, &sb) != 0 && mkdir(dir, 0755) != 0 && errno != EEXIST)
 		return error_set(err, ERR_IO, "store: %s: cannot create: %s", dir, strerror(errno));
 	if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
 		return error_set(err, ERR_IO, "store: %s: not a directory", dir);
-	if ((size_t)snprintf(path, sizeof(path), "%s/plateau.db", dir) >= sizeof(path))
+	if ((size_t)snprintf(path, sizeof(path), "%s/plateau.db", dir) >= sizeof(path) ||
+	    (size_t)snprintf(reserve, sizeof(reserve), "%s/" RESERVE_NAME, dir) >= sizeof(reserve))
 		return error_set(err, ERR_USAGE, "store: %s: path too long", dir);
 	s = xcalloc(1, sizeof(*s));
 	s->base.be = &sqlite_backend;
 	s->path = xstrdup(path);
+	s->reserve = xstrdup(reserve);
 	s->fsync = fsync;
 	pthread_mutex_init(&s->wmu, NULL);
 	pthread_mutex_init(&s->rmu, NULL);
-	if (conn_open(&s->writer, path, fsync, true, err) < 0) {
+	rc = conn_open(&s->writer, path, fsync, true, err);
+	/*
+	 * A full disk: the reserve's room lets it open; without one, it opens
+	 * to read (writable() says whether it can write, and reopens it).
+	 */
+	if (rc == ERR_NOSPACE && unlink(reserve) == 0)
+		rc = conn_open(&s->writer, path, fsync, true, err);
+	if (rc == ERR_NOSPACE) {
+		*err = (struct error)ERROR_INIT;
+		rc = conn_open(&s->writer, path, fsync, false, err);
+		s->readonly = rc == 0;
+	}
+	if (rc < 0) {
 		pthread_mutex_destroy(&s->wmu);
 		pthread_mutex_destroy(&s->rmu);
 		free(s->path);
+		free(s->reserve);
 		free(s);
 		return err->code;
 	}

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -554,6 +555,28 @@ static void test_bad_calls(void **state)
 	assert_null(t);
 }
 
+/* The reserve for a full disk: made by writable() when there is room, gone with 0. */
+static void test_reserve(void **state)
+{
+	struct store *s = *state;
+	struct error err = ERROR_INIT;
+	char path[128];
+	struct stat sb;
+
+	snprintf(path, sizeof(path), "%s/plateau.reserve", dir);
+	assert_int_equal(store_sqlite_reserve(s, 1000, &err), ERR_USAGE);
+	err = (struct error)ERROR_INIT;
+	assert_int_equal(store_sqlite_reserve(s, INT64_C(1) << 20, &err), 0);
+	assert_int_equal(s->be->writable(s, &err), 0);
+	assert_int_equal(stat(path, &sb), 0);
+	assert_int_equal(sb.st_size, 1 << 20);
+	assert_true(sb.st_blocks * 512 >= 1 << 20); /* allocated, not sparse */
+	assert_int_equal(store_sqlite_reserve(s, 0, &err), 0);
+	assert_int_not_equal(stat(path, &sb), 0);
+	assert_int_equal(s->be->writable(s, &err), 0);
+	assert_int_not_equal(stat(path, &sb), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -566,6 +589,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_shared_rollups, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_schema_upgrade, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_calls, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reserve, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -15,8 +15,9 @@ enum error_code {
 	ERR_FORMAT = -2, /* malformed input */
 	ERR_LIMIT = -3,	 /* input over a configured bound */
 	ERR_UNSUPPORTED = -4,
-	ERR_USAGE = -5, /* bad argument from the caller */
-	ERR_NOMEM = -6, /* allocation failed (the server reports it, never aborts) */
+	ERR_USAGE = -5,	  /* bad argument from the caller */
+	ERR_NOMEM = -6,	  /* allocation failed (the server reports it, never aborts) */
+	ERR_NOSPACE = -7, /* the disk is full: the store cannot write (the server: 507) */
 };
 
 struct error {
