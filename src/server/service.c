@@ -835,6 +835,11 @@ static int ingest_mapped(struct service *sv, const struct ingest_req *req, size_
 		return error_set(err, ERR_FORMAT, "the profile has no sample types");
 	if (req->t1 < req->t0)
 		return error_set(err, ERR_FORMAT, "until is before from");
+	if (req->t0 < 0 || req->t1 > STORE_TIME_MAX)
+		return error_set(err, ERR_FORMAT,
+				 "%s is out of range (a push lies in 1970-01-01T00:00:00Z to "
+				 "2262-01-01T00:00:00Z)",
+				 req->t0 < 0 ? "from" : "until");
 	if (p->nr_nodes > sv->cfg.max_nodes)
 		return error_set(err, ERR_LIMIT,
 				 "profile of %u call tree nodes is over the limit of %u",
@@ -1633,7 +1638,13 @@ int service_retain(struct service *sv, int64_t now_ns, int64_t *deleted, struct 
 
 	*deleted = 0;
 	if (sv->cfg.retention_ns) {
-		rc = sv->st->be->delete_before(sv->st, now_ns - sv->cfg.retention_ns, &n, err);
+		int64_t cutoff;
+
+		/* Reaching back past what can be stored: nothing to delete there. */
+		if (__builtin_sub_overflow(now_ns, sv->cfg.retention_ns, &cutoff) ||
+		    cutoff < -STORE_TIME_MAX)
+			cutoff = -STORE_TIME_MAX;
+		rc = sv->st->be->delete_before(sv->st, cutoff, &n, err);
 		*deleted += n;
 	}
 	/* Over the size cap: drop the oldest ten minutes at a time until it fits. */

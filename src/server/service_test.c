@@ -768,6 +768,61 @@ static void test_depth(void **state)
 	profile_free(p);
 }
 
+/*
+ * Pushes outside 1970..2262-01-01 are refused naming the parameter (a
+ * row at 2262-04-11 overflowed its rollup window's end), and queries,
+ * timelines and retention over the whole int64_t range answer with the
+ * data, before and after rollups.
+ */
+static void test_extreme_times(void **state)
+{
+	struct fixture *f = *state;
+	struct ingest_req req = {"x", "cpu", NULL, NULL, 0, -SEC, 0};
+	struct error err = ERROR_INIT;
+	struct profile *p = folded("main 1\n");
+	struct selector *sel;
+	int64_t *v, deleted;
+	size_t n;
+	char *q;
+
+	assert_int_equal(service_ingest(f->sv, &req, p, &err), ERR_FORMAT);
+	assert_non_null(strstr(err.msg, "from is out of range"));
+	req.t0 = INT64_C(9223372035) * SEC;
+	req.t1 = req.t0 + SEC;
+	err = (struct error)ERROR_INIT;
+	assert_int_equal(service_ingest(f->sv, &req, p, &err), ERR_FORMAT);
+	assert_string_equal(err.msg, "until is out of range (a push lies in "
+				     "1970-01-01T00:00:00Z to 2262-01-01T00:00:00Z)");
+	profile_free(p);
+	push(f, "x", "cpu", "eu", T0, "main;a 3\n");
+	push(f, "x", "cpu", "eu", T0 + 2 * HOUR, "main;b 4\n");
+	assert_int_equal(selector_parse("x.cpu", &sel, &err), 0);
+	for (int rolled = 0; rolled < 2; rolled++) {
+		q = query_text(f, "x.cpu", INT64_MIN, INT64_MAX, NULL);
+		assert_string_equal(q, "main;a 3\nmain;b 4\n");
+		free(q);
+		q = query_text(f, "x.cpu", INT64_MAX - HOUR, INT64_MAX, NULL);
+		assert_string_equal(q, "");
+		free(q);
+		assert_int_equal(service_timeline(f->sv, sel, INT64_MIN, INT64_MAX,
+						  INT64_C(1) << 61, &v, &n, &err),
+				 0);
+		assert_int_equal(n, 8);
+		assert_int_equal(v[4], 7);
+		free(v);
+		if (!rolled)
+			assert_true(service_roll(f->sv, T0 + 5 * HOUR, 1024, &err) > 0);
+	}
+	selector_free(sel);
+	close_service(f);
+	f->cfg.retention_ns = INT64_MAX;
+	open_service(f);
+	assert_int_equal(service_retain(f->sv, T0, &deleted, &err), 0);
+	assert_int_equal(deleted, 0);
+	assert_int_equal(service_retain(f->sv, INT64_MIN, &deleted, &err), 0);
+	assert_int_equal(deleted, 0);
+}
+
 static void test_timeline_labels(void **state)
 {
 	struct fixture *f = *state;
@@ -921,6 +976,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_service_name, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_budget_and_allow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_depth, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_extreme_times, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeline_labels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retention, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retention_size, setup, teardown),
