@@ -8,6 +8,7 @@
  * Queries match the selector against the index, then merge, per series,
  * the rows store_plan() picks (rollups where they are fresh).
  */
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1152,15 +1153,19 @@ int service_timeline(struct service *sv, const struct selector *sel, int64_t fro
 
 	*values = NULL;
 	*n = 0;
-	if (step <= 0 || until <= from)
-		return error_set(err, ERR_USAGE,
-				 "timeline: the step and the window must be positive");
+	if (step <= 0)
+		return error_set(err, ERR_USAGE, "step: must be positive");
+	if (until <= from)
+		return error_set(err, ERR_USAGE, "until is not after from");
 	/* until - from fits in uint64 (it is positive); + step - 1 may not. */
 	span = (uint64_t)until - (uint64_t)from;
 	steps = span / (uint64_t)step + (span % (uint64_t)step != 0);
 	if (steps > SERVICE_TIMELINE_MAX)
-		return error_set(err, ERR_LIMIT, "timeline: more than %d steps",
-				 SERVICE_TIMELINE_MAX);
+		return error_set(err, ERR_LIMIT,
+				 "step: %" PRId64 " ns makes %" PRIu64
+				 " steps of the window, over the limit of %d (a longer step or a "
+				 "shorter window)",
+				 step, steps, SERVICE_TIMELINE_MAX);
 	tc.n = (size_t)steps;
 	tc.values = xcalloc(tc.n, sizeof(*tc.values));
 	level = timeline_level(from, step);
