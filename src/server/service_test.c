@@ -737,8 +737,8 @@ static void test_budget_and_allow(void **state)
 	req.labels = (struct series_label[]){{"region", "ap"}, {"version", "v1"}};
 	req.nlabels = 2;
 	assert_int_equal(service_ingest(f->sv, &req, p, &err), ERR_LIMIT);
-	assert_non_null(
-		strstr(err.msg, "series budget of 2 reached (label \"region\" has 2 values)"));
+	assert_non_null(strstr(err.msg, "series budget of 2 reached (label \"region\" has 2 "
+					"values; app \"shop\" has the most series, 2): refusing "));
 	/* Existing series go on. */
 	push(f, "shop", "cpu", "eu", T0 + SEC, "main 1\n");
 	close_service(f);
@@ -750,6 +750,69 @@ static void test_budget_and_allow(void **state)
 	req.nlabels = 1;
 	assert_int_equal(service_ingest(f->sv, &req, p, &err), ERR_LIMIT);
 	assert_string_equal(err.msg, "label \"tenant\" is not in the allow-list");
+	profile_free(p);
+}
+
+static void add_count(const char *app, uint64_t series, void *arg)
+{
+	strbuf_addf(arg, "%s=%llu ", app, (unsigned long long)series);
+}
+
+/*
+ * The budget per app: a noisy app with a label of many values fills its
+ * own budget, not everyone's; the 422 names the app and its widest
+ * label; the global budget stays a ceiling over all apps; counts per app
+ * are listed largest first, and survive a restart.
+ */
+static void test_budget_per_app(void **state)
+{
+	struct fixture *f = *state;
+	struct series_label l[] = {{"req", NULL}};
+	struct ingest_req req = {"noisy", "cpu", NULL, l, 1, T0, T0 + SEC};
+	struct error err = ERROR_INIT;
+	struct profile *p = folded("main 1\n");
+	struct strbuf sb = STRBUF_INIT;
+	char v[16];
+
+	close_service(f);
+	f->cfg.series_budget = 8;
+	f->cfg.series_budget_app = 3;
+	open_service(f);
+	for (int i = 0; i < 3; i++) {
+		snprintf(v, sizeof(v), "r%d", i);
+		l[0].value = v;
+		assert_int_equal(service_ingest(f->sv, &req, p, &err), 0);
+	}
+	l[0].value = "r3";
+	assert_int_equal(service_ingest(f->sv, &req, p, &err), ERR_LIMIT);
+	assert_string_equal(err.msg, "series budget of 3 per app reached (label \"req\" has 3 "
+				     "values; app \"noisy\" has 3 series): refusing "
+				     "noisy.cpu{req=\"r3\"}");
+	/* Other apps still get new series, up to the global ceiling of 8. */
+	push(f, "shop", "cpu", "eu", T0, "main 1\n");
+	push(f, "shop", "cpu", "us", T0, "main 1\n");
+	push(f, "web", "cpu", "eu", T0, "main 1\n");
+	push(f, "web", "cpu", "us", T0, "main 1\n");
+	push(f, "db", "cpu", "eu", T0, "main 1\n");
+	req.app = "db";
+	err = (struct error)ERROR_INIT;
+	assert_int_equal(service_ingest(f->sv, &req, p, &err), ERR_LIMIT);
+	assert_non_null(strstr(err.msg, "series budget of 8 reached (label \"req\" has 3 values; "
+					"app \"noisy\" has the most series, 3): refusing "
+					"db.cpu{req=\"r3\"}"));
+	assert_int_equal(service_app_series(f->sv, 10, add_count, &sb), 4);
+	assert_string_equal(sb.buf, "noisy=3 shop=2 web=2 db=1 ");
+	/* Loaded from the store: the same counts, the same budgets. */
+	close_service(f);
+	open_service(f);
+	strbuf_setlen(&sb, 0);
+	assert_int_equal(service_app_series(f->sv, 2, add_count, &sb), 4);
+	assert_string_equal(sb.buf, "noisy=3 shop=2 ");
+	req.app = "noisy";
+	err = (struct error)ERROR_INIT;
+	assert_int_equal(service_ingest(f->sv, &req, p, &err), ERR_LIMIT);
+	assert_non_null(strstr(err.msg, "per app reached"));
+	strbuf_release(&sb);
 	profile_free(p);
 }
 
@@ -975,6 +1038,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dotted_labels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_service_name, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_budget_and_allow, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_budget_per_app, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_depth, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_extreme_times, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeline_labels, setup, teardown),
