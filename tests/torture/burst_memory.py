@@ -14,7 +14,7 @@ import time
 
 from tortlib import ASAN, Server, comment, done, ok, push_folded
 
-STACKS = 300 if ASAN else 1200
+STACKS = 200 if ASAN else 1200
 WINDOWS = 4
 THREADS = 6
 ROUNDS = 2
@@ -57,7 +57,7 @@ ok("%d parallel queries answered 200" % (THREADS * ROUNDS), answers == [200] * (
    answers)
 # The maintenance loop looks once a second.
 after = srv.rss_kb()
-for _ in range(10):
+for _ in range(3 if ASAN else 10):
     time.sleep(0.5)
     after = srv.rss_kb()
     if after <= before + (peak - before) // 4:
