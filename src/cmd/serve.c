@@ -46,6 +46,40 @@ static void note_degraded(struct service *sv, bool *was)
 	*was = now;
 }
 
+/*
+ * Give free heap memory back to the kernel.  M_TRIM_THRESHOLD (below)
+ * keeps what pushes free for the next push, so a burst of heavy queries
+ * left its peak resident (313 MiB, 272 after).  Once resident memory is
+ * TRIM_SLACK over what malloc has in use, trim: the main arena's top and
+ * the free pages inside every arena go back.  Not again until resident
+ * memory has grown by a quarter of that since (what a trim cannot give
+ * back, the other arenas' tops, stays: M_ARENA_MAX bounds them).
+ */
+#define TRIM_SLACK (32UL << 20)
+
+static void memory_give_back(void)
+{
+	static unsigned long after; /* resident bytes after the last trim */
+	struct mallinfo2 mi = mallinfo2();
+	unsigned long size, resident, page = (unsigned long)sysconf(_SC_PAGESIZE);
+	FILE *f = fopen("/proc/self/statm", "r");
+	int n = f ? fscanf(f, "%lu %lu", &size, &resident) : 0;
+
+	if (f)
+		fclose(f);
+	if (n != 2)
+		return;
+	resident *= page;
+	if (resident > mi.uordblks + mi.hblkhd + TRIM_SLACK && resident > after + TRIM_SLACK / 4) {
+		malloc_trim(0);
+		f = fopen("/proc/self/statm", "r");
+		n = f ? fscanf(f, "%lu %lu", &size, &after) : 0;
+		if (f)
+			fclose(f);
+		after = n == 2 ? after * page : resident;
+	}
+}
+
 /* Background work until a signal: rollups, then retention once a minute. */
 static void run(struct service *sv)
 {
@@ -67,6 +101,7 @@ static void run(struct service *sv)
 		if (service_maintain(sv, &err) < 0)
 			warning("store: %s", err.msg);
 		note_degraded(sv, &degraded);
+		memory_give_back();
 		/* Degraded, service_maintain() runs retention itself, every second. */
 		if (now - last_retain >= 60 * INT64_C(1000000000) && !service_degraded(sv)) {
 			err = (struct error)ERROR_INIT;
@@ -78,6 +113,14 @@ static void run(struct service *sv)
 		if (done < ROLL_BATCH)
 			nanosleep(&tick, NULL);
 	}
+}
+
+/* The CPUs, at most 4: more arenas than CPUs only hold memory. */
+static int arena_max(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > 4 ? 4 : (int)n;
 }
 
 int cmd_serve(int argc, const char **argv)
@@ -146,6 +189,10 @@ int cmd_serve(int argc, const char **argv)
 	 * giving them back and faulting them in again on the next one. */
 	mallopt(M_TRIM_THRESHOLD, 256 << 20);
 	mallopt(M_TOP_PAD, 16 << 20);
+	/* An arena's top is not trimmed while under the threshold, so each
+	 * arena keeps what its share of a query burst used (8 arenas of 16
+	 * MiB after 8 parallel queries): few arenas, few such tops. */
+	mallopt(M_ARENA_MAX, arena_max());
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);

@@ -175,6 +175,8 @@ static int set_key(struct server_config *c, const char *key, const char *v, cons
 		return set_allow(c, v, where, err);
 	if (!strcmp(key, "series-budget"))
 		return set_count(v, 0, UINT64_MAX, &c->svc.series_budget, where, key, err);
+	if (!strcmp(key, "series-budget-per-app"))
+		return set_count(v, 0, UINT64_MAX, &c->svc.series_budget_app, where, key, err);
 	if (!strcmp(key, "max-body"))
 		return set_size(v, 1024, &c->max_body, where, key, err);
 	if (!strcmp(key, "max-inflated"))

@@ -865,6 +865,31 @@ static void metrics_connections(struct server *s, struct strbuf *out)
 		    (unsigned long long)deadlines_cut(s->dl));
 }
 
+/* At most this many apps in /metrics (the help text says it too). */
+#define METRICS_APPS_MAX 1000
+
+static void add_app_series(const char *app, uint64_t series, void *arg)
+{
+	/* App names are [A-Za-z0-9._-]: nothing to escape in a label value. */
+	strbuf_addf(arg, "plateau_app_series{app=\"%s\"} %llu\n", app, (unsigned long long)series);
+}
+
+/* Series per app, the METRICS_APPS_MAX largest, and how many apps in all. */
+static void metrics_app_series(struct server *s, struct strbuf *out)
+{
+	size_t n;
+
+	strbuf_addstr(out, "# HELP plateau_app_series Series of each app (the 1,000 with the "
+			   "most).\n"
+			   "# TYPE plateau_app_series gauge\n");
+	n = service_app_series(s->sv, METRICS_APPS_MAX, add_app_series, out);
+	strbuf_addf(out,
+		    "# HELP plateau_apps Apps with series in the store.\n"
+		    "# TYPE plateau_apps gauge\n"
+		    "plateau_apps %zu\n",
+		    n);
+}
+
 static enum MHD_Result on_metrics(struct server *s, struct MHD_Connection *c, struct request *rq)
 {
 	struct strbuf out = REPLY_INIT;
@@ -958,6 +983,7 @@ static enum MHD_Result on_metrics(struct server *s, struct MHD_Connection *c, st
 		    (unsigned long long)s->lat_count, s->lat_sum, (unsigned long long)s->lat_count);
 	pthread_mutex_unlock(&s->mu);
 	metrics_connections(s, &out);
+	metrics_app_series(s, &out);
 	return reply(s, c, rq, MHD_HTTP_OK, "text/plain; version=0.0.4", &out);
 }
 

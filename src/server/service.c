@@ -44,8 +44,11 @@ struct service {
 	size_t nby_id;
 	pthread_mutex_t cmu; /* counters */
 	struct service_counters c;
-	char *wide_key; /* widest_label()'s answer while the index has wide_at series */
+	char *wide_key;	      /* widest_label()'s answer while the index has wide_at series */
+	const char *wide_app; /* ... for this app (the index's string), NULL: all */
 	size_t wide_at, wide_n;
+	struct app_count *apps; /* series per app, by name */
+	size_t napps, alloc_apps;
 	/* Group commit: pushes waiting for a transaction, and whether one runs. */
 	pthread_mutex_t qmu;
 	pthread_cond_t qcv;
@@ -61,6 +64,12 @@ struct service {
 struct bad_window {
 	int64_t series, t0, gen;
 	int level;
+};
+
+/* The series of one app in the index: APP is the index's string. */
+struct app_count {
+	const char *app;
+	uint64_t n;
 };
 
 /* One push's rows waiting to commit. */
@@ -125,6 +134,58 @@ static size_t ix_find(const struct service *sv, const char *key, bool *found)
 	return lo;
 }
 
+/* Where APP is or would go in sv->apps (caller holds mu). */
+static size_t app_find(const struct service *sv, const char *app, bool *found)
+{
+	size_t lo = 0, hi = sv->napps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(app, sv->apps[mid].app);
+
+		if (c == 0) {
+			*found = true;
+			return mid;
+		}
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	*found = false;
+	return lo;
+}
+
+/*
+ * One more series of APP, a string of the index (caller holds mu for
+ * writing): 0, or ERR_NOMEM with nothing counted.
+ */
+static int app_count_add(struct service *sv, const char *app)
+{
+	bool found;
+	size_t at = app_find(sv, app, &found);
+
+	if (found) {
+		sv->apps[at].n++;
+		return 0;
+	}
+	if (ALLOC_TRY_GROW(sv->apps, sv->napps + 1, sv->alloc_apps) < 0)
+		return ERR_NOMEM;
+	memmove(&sv->apps[at + 1], &sv->apps[at], (sv->napps - at) * sizeof(*sv->apps));
+	sv->apps[at] = (struct app_count){app, 1};
+	sv->napps++;
+	return 0;
+}
+
+/* The series of APP in the index (caller holds mu). */
+static uint64_t app_series(const struct service *sv, const char *app)
+{
+	bool found;
+	size_t at = app_find(sv, app, &found);
+
+	return found ? sv->apps[at].n : 0;
+}
+
 /* Insert a series parsed from its key (caller holds mu for writing). */
 static int ix_insert(struct service *sv, int64_t id, bool average, const char *key, int64_t first,
 		     int64_t last, struct error *err)
@@ -140,7 +201,8 @@ static int ix_insert(struct service *sv, int64_t id, bool average, const char *k
 		return err->code;
 	copy = alloc_strdup(key);
 	if (!copy || ALLOC_TRY_GROW(sv->v, sv->n + 1, sv->alloc) < 0 ||
-	    (id > 0 && id < INT32_MAX && by_id_grow(sv, (size_t)id + 1, err) < 0)) {
+	    (id > 0 && id < INT32_MAX && by_id_grow(sv, (size_t)id + 1, err) < 0) ||
+	    app_count_add(sv, s->app) < 0) {
 		free(copy);
 		series_free(s);
 		return nomem(err, "series index");
@@ -208,6 +270,7 @@ void service_close(struct service *sv)
 	free(sv->by_id);
 	free(sv->wide_key);
 	free(sv->bad);
+	free(sv->apps);
 	pthread_rwlock_destroy(&sv->mu);
 	pthread_mutex_destroy(&sv->cmu);
 	pthread_mutex_destroy(&sv->qmu);
@@ -272,6 +335,37 @@ int service_store_counts(struct service *sv, struct store_stats *st, struct erro
 	return sv->st->be->counts(sv->st, st, err);
 }
 
+static int app_count_cmp(const void *a, const void *b)
+{
+	const struct app_count *x = a, *y = b;
+
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	return strcmp(x->app, y->app);
+}
+
+size_t service_app_series(struct service *sv, size_t max,
+			  void (*fn)(const char *app, uint64_t series, void *arg), void *arg)
+{
+	struct app_count *v;
+	size_t n;
+
+	pthread_rwlock_rdlock(&sv->mu);
+	n = sv->napps;
+	v = alloc_array(NULL, n + 1, sizeof(*v));
+	if (!v)
+		n = 0; /* no memory: /metrics lists no app this time */
+	if (n) {
+		memcpy(v, sv->apps, n * sizeof(*v));
+		qsort(v, n, sizeof(*v), app_count_cmp);
+	}
+	for (size_t i = 0; i < n && i < max; i++)
+		fn(v[i].app, v[i].n, arg);
+	pthread_rwlock_unlock(&sv->mu);
+	free(v);
+	return v ? n : sv->napps;
+}
+
 void service_counters(struct service *sv, struct service_counters *c)
 {
 	pthread_mutex_lock(&sv->cmu);
@@ -321,12 +415,12 @@ struct label_stat {
 };
 
 /*
- * Every label key of the index, sorted, with its counts (caller holds mu
- * and frees *out): one sort of all (key, value) pairs.  A series has a
- * key at most once, so the pairs of a key are its series.  *out is NULL
- * when memory ran out.
+ * Every label key of the index (of APP's series; NULL: all), sorted, with
+ * its counts (caller holds mu and frees *out): one sort of all (key,
+ * value) pairs.  A series has a key at most once, so the pairs of a key
+ * are its series.  *out is NULL when memory ran out.
  */
-static size_t label_stats(const struct service *sv, struct label_stat **out)
+static size_t label_stats(const struct service *sv, const char *app, struct label_stat **out)
 {
 	struct kv *v;
 	struct label_stat *st;
@@ -343,10 +437,13 @@ static size_t label_stats(const struct service *sv, struct label_stat **out)
 		return 0;
 	}
 	n = 0;
-	for (size_t i = 0; i < sv->n; i++)
+	for (size_t i = 0; i < sv->n; i++) {
+		if (app && strcmp(app, sv->v[i].s->app))
+			continue;
 		for (size_t j = 0; j < sv->v[i].s->nlabels; j++)
 			v[n++] =
 				(struct kv){sv->v[i].s->labels[j].key, sv->v[i].s->labels[j].value};
+	}
 	if (n)
 		qsort(v, n, sizeof(*v), kv_cmp);
 	for (size_t i = 0; i < n; i++) {
@@ -363,21 +460,22 @@ static size_t label_stats(const struct service *sv, struct label_stat **out)
 }
 
 /*
- * The label with the most distinct values, for the budget message (caller
- * holds mu).  Sorting every (key, value) pair costs a moment at 100,000
- * series, so the answer is kept until the index changes: while the budget
- * is full it does not.
+ * The label with the most distinct values over the series of APP (the
+ * index's string; NULL: all), for the budget message (caller holds mu).
+ * Sorting every (key, value) pair costs a moment at 100,000 series, so
+ * the answer is kept until the index changes or another app asks: while
+ * the budget is full the index does not change.
  */
-static const char *widest_label(struct service *sv, size_t *nvalues)
+static const char *widest_label(struct service *sv, const char *app, size_t *nvalues)
 {
 	struct label_stat *st;
 	size_t n, best = 0;
 
-	if (sv->wide_at == sv->n && sv->wide_key) {
+	if (sv->wide_at == sv->n && sv->wide_key && sv->wide_app == app) {
 		*nvalues = sv->wide_n;
 		return sv->wide_key;
 	}
-	n = label_stats(sv, &st);
+	n = label_stats(sv, app, &st);
 	for (size_t i = 1; i < n; i++)
 		if (st[i].values > st[best].values)
 			best = i;
@@ -386,9 +484,71 @@ static const char *widest_label(struct service *sv, size_t *nvalues)
 	sv->wide_key = n ? alloc_strdup(st[best].key) : NULL;
 	sv->wide_n = sv->wide_key ? st[best].values : 0;
 	sv->wide_at = sv->n;
+	sv->wide_app = app;
 	free(st);
 	*nvalues = sv->wide_n;
 	return sv->wide_key;
+}
+
+/* The app with the most series (the index's string; caller holds mu). */
+static const struct app_count *largest_app(const struct service *sv)
+{
+	const struct app_count *best = NULL;
+
+	for (size_t i = 0; i < sv->napps; i++)
+		if (!best || sv->apps[i].n > best->n)
+			best = &sv->apps[i];
+	return best;
+}
+
+/*
+ * Refuse KEY of app S->app: its app's budget or the global one is full
+ * (caller holds mu for writing).  The message names the app and the
+ * label with the most values, where the series to cut are.
+ */
+static int over_budget(struct service *sv, const char *key, const struct series *s,
+		       struct error *err)
+{
+	char label[128] = "";
+	const char *app, *wide;
+	uint64_t budget, n;
+	size_t nv = 0;
+	bool per_app =
+		sv->cfg.series_budget_app && app_series(sv, s->app) >= sv->cfg.series_budget_app;
+
+	if (per_app) {
+		bool found;
+
+		app = sv->apps[app_find(sv, s->app, &found)].app;
+		budget = sv->cfg.series_budget_app;
+		n = app_series(sv, app);
+	} else {
+		const struct app_count *big = largest_app(sv);
+
+		app = big ? big->app : s->app;
+		budget = sv->cfg.series_budget;
+		n = big ? big->n : 0;
+	}
+	wide = widest_label(sv, per_app ? app : NULL, &nv);
+	if (wide)
+		snprintf(label, sizeof(label), "label \"%s\" has %zu values; ", wide, nv);
+	if (per_app)
+		return error_set(err, ERR_LIMIT,
+				 "series budget of %llu per app reached (%sapp \"%s\" has %llu "
+				 "series): refusing %s",
+				 (unsigned long long)budget, label, app, (unsigned long long)n,
+				 key);
+	return error_set(err, ERR_LIMIT,
+			 "series budget of %llu reached (%sapp \"%s\" has the most series, %llu): "
+			 "refusing %s",
+			 (unsigned long long)budget, label, app, (unsigned long long)n, key);
+}
+
+/* Whether a new series of APP fits the budgets (caller holds mu). */
+static bool within_budget(const struct service *sv, const char *app)
+{
+	return (!sv->cfg.series_budget || sv->n < sv->cfg.series_budget) &&
+	       (!sv->cfg.series_budget_app || app_series(sv, app) < sv->cfg.series_budget_app);
 }
 
 /* The id of series KEY, created within the budget. */
@@ -410,17 +570,8 @@ static int series_id(struct service *sv, const char *key, const struct series *s
 	at = ix_find(sv, key, &found);
 	if (found) {
 		*id = sv->v[at].id;
-	} else if (sv->cfg.series_budget && sv->n >= sv->cfg.series_budget) {
-		size_t nv = 0;
-		const char *wide = widest_label(sv, &nv);
-
-		rc = wide ? error_set(
-				    err, ERR_LIMIT,
-				    "series budget of %llu reached (label \"%s\" has %zu values): "
-				    "refusing %s",
-				    (unsigned long long)sv->cfg.series_budget, wide, nv, key)
-			  : error_set(err, ERR_LIMIT, "series budget of %llu reached: refusing %s",
-				      (unsigned long long)sv->cfg.series_budget, key);
+	} else if (!within_budget(sv, s->app)) {
+		rc = over_budget(sv, key, s, err);
 	} else {
 		rc = sv->st->be->series_get(sv->st, key, s->app, s->type, average, id, &created,
 					    err);
@@ -942,6 +1093,11 @@ static int ingest_mapped(struct service *sv, const struct ingest_req *req, size_
 		return error_set(err, ERR_FORMAT, "the profile has no sample types");
 	if (req->t1 < req->t0)
 		return error_set(err, ERR_FORMAT, "until is before from");
+	if (req->t0 < 0 || req->t1 > STORE_TIME_MAX)
+		return error_set(err, ERR_FORMAT,
+				 "%s is out of range (a push lies in 1970-01-01T00:00:00Z to "
+				 "2262-01-01T00:00:00Z)",
+				 req->t0 < 0 ? "from" : "until");
 	if (p->nr_nodes > sv->cfg.max_nodes)
 		return error_set(err, ERR_LIMIT,
 				 "profile of %u call tree nodes is over the limit of %u",
@@ -1315,15 +1471,19 @@ int service_timeline(struct service *sv, const struct selector *sel, int64_t fro
 
 	*values = NULL;
 	*n = 0;
-	if (step <= 0 || until <= from)
-		return error_set(err, ERR_USAGE,
-				 "timeline: the step and the window must be positive");
+	if (step <= 0)
+		return error_set(err, ERR_USAGE, "step: must be positive");
+	if (until <= from)
+		return error_set(err, ERR_USAGE, "until is not after from");
 	/* until - from fits in uint64 (it is positive); + step - 1 may not. */
 	span = (uint64_t)until - (uint64_t)from;
 	steps = span / (uint64_t)step + (span % (uint64_t)step != 0);
 	if (steps > SERVICE_TIMELINE_MAX)
-		return error_set(err, ERR_LIMIT, "timeline: more than %d steps",
-				 SERVICE_TIMELINE_MAX);
+		return error_set(err, ERR_LIMIT,
+				 "step: %" PRId64 " ns makes %" PRIu64
+				 " steps of the window, over the limit of %d (a longer step or a "
+				 "shorter window)",
+				 step, steps, SERVICE_TIMELINE_MAX);
 	tc.n = (size_t)steps;
 	tc.values = calloc(tc.n, sizeof(*tc.values));
 	if (!tc.values)
@@ -1487,7 +1647,7 @@ int service_check_labels(struct service *sv, struct strbuf *out, struct error *e
 	size_t n;
 
 	pthread_rwlock_rdlock(&sv->mu);
-	n = label_stats(sv, &st);
+	n = label_stats(sv, NULL, &st);
 	if (!st) {
 		pthread_rwlock_unlock(&sv->mu);
 		return nomem(err, "label statistics");
@@ -1947,7 +2107,13 @@ int service_retain(struct service *sv, int64_t now_ns, int64_t *deleted, struct 
 
 	*deleted = 0;
 	if (sv->cfg.retention_ns) {
-		rc = sv->st->be->delete_before(sv->st, now_ns - sv->cfg.retention_ns, &n, err);
+		int64_t cutoff;
+
+		/* Reaching back past what can be stored: nothing to delete there. */
+		if (__builtin_sub_overflow(now_ns, sv->cfg.retention_ns, &cutoff) ||
+		    cutoff < -STORE_TIME_MAX)
+			cutoff = -STORE_TIME_MAX;
+		rc = sv->st->be->delete_before(sv->st, cutoff, &n, err);
 		*deleted += n;
 	}
 	/* Over the size cap: drop the oldest ten minutes at a time until it fits. */

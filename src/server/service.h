@@ -23,6 +23,7 @@
 
 struct service_config {
 	uint64_t series_budget;		 /* series at most; 0 = no limit */
+	uint64_t series_budget_app;	 /* series of one app at most; 0 = no limit */
 	const char *const *allow_labels; /* NULL-terminated; NULL = any label */
 	uint32_t max_stack_depth;	 /* frames per stack at ingest */
 	uint32_t max_nodes;		 /* call tree nodes of one pushed profile */
@@ -31,10 +32,10 @@ struct service_config {
 	int64_t rollup_delay_ns;	 /* roll a window up this long after it ends */
 };
 
-#define SERVICE_CONFIG_DEFAULT                                                           \
-	{                                                                                \
-		.series_budget = 100000, .max_stack_depth = 1024, .max_nodes = 1u << 20, \
-		.rollup_delay_ns = 10 * INT64_C(1000000000)                              \
+#define SERVICE_CONFIG_DEFAULT                                                                \
+	{                                                                                     \
+		.series_budget = 100000, .series_budget_app = 10000, .max_stack_depth = 1024, \
+		.max_nodes = 1u << 20, .rollup_delay_ns = 10 * INT64_C(1000000000)            \
 	}
 
 /*
@@ -61,7 +62,9 @@ void service_close(struct service *sv);
  * app (Pyroscope's convention): the series is stored under its value,
  * with app_name=APP when that differs and the push has no app_name.
  * Errors: ERR_FORMAT (bad labels, stack too deep), ERR_LIMIT (series
- * budget, label not allowed: the message names the label), ERR_IO.
+ * budget, the global one or the app's: the message names the app and the
+ * label with the most values; label not allowed: the message names the
+ * label), ERR_IO.
  */
 struct ingest_req {
 	const char *app;
@@ -157,5 +160,13 @@ struct service_counters {
 	uint64_t rollups_failed; /* windows whose data could not be rolled up (skipped) */
 };
 void service_counters(struct service *sv, struct service_counters *c);
+
+/*
+ * The series count of each app, largest first (ties by name), at most MAX
+ * of them: FN(app, series, arg) each, under the index's read lock (FN
+ * must not call the service).  Returns the number of apps in all.
+ */
+size_t service_app_series(struct service *sv, size_t max,
+			  void (*fn)(const char *app, uint64_t series, void *arg), void *arg);
 
 #endif

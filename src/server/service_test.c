@@ -737,8 +737,8 @@ static void test_budget_and_allow(void **state)
 	req.labels = (struct series_label[]){{"region", "ap"}, {"version", "v1"}};
 	req.nlabels = 2;
 	assert_int_equal(service_ingest(f->sv, &req, p, &err), ERR_LIMIT);
-	assert_non_null(
-		strstr(err.msg, "series budget of 2 reached (label \"region\" has 2 values)"));
+	assert_non_null(strstr(err.msg, "series budget of 2 reached (label \"region\" has 2 "
+					"values; app \"shop\" has the most series, 2): refusing "));
 	/* Existing series go on. */
 	push(f, "shop", "cpu", "eu", T0 + SEC, "main 1\n");
 	close_service(f);
@@ -750,6 +750,69 @@ static void test_budget_and_allow(void **state)
 	req.nlabels = 1;
 	assert_int_equal(service_ingest(f->sv, &req, p, &err), ERR_LIMIT);
 	assert_string_equal(err.msg, "label \"tenant\" is not in the allow-list");
+	profile_free(p);
+}
+
+static void add_count(const char *app, uint64_t series, void *arg)
+{
+	strbuf_addf(arg, "%s=%llu ", app, (unsigned long long)series);
+}
+
+/*
+ * The budget per app: a noisy app with a label of many values fills its
+ * own budget, not everyone's; the 422 names the app and its widest
+ * label; the global budget stays a ceiling over all apps; counts per app
+ * are listed largest first, and survive a restart.
+ */
+static void test_budget_per_app(void **state)
+{
+	struct fixture *f = *state;
+	struct series_label l[] = {{"req", NULL}};
+	struct ingest_req req = {"noisy", "cpu", NULL, l, 1, T0, T0 + SEC};
+	struct error err = ERROR_INIT;
+	struct profile *p = folded("main 1\n");
+	struct strbuf sb = STRBUF_INIT;
+	char v[16];
+
+	close_service(f);
+	f->cfg.series_budget = 8;
+	f->cfg.series_budget_app = 3;
+	open_service(f);
+	for (int i = 0; i < 3; i++) {
+		snprintf(v, sizeof(v), "r%d", i);
+		l[0].value = v;
+		assert_int_equal(service_ingest(f->sv, &req, p, &err), 0);
+	}
+	l[0].value = "r3";
+	assert_int_equal(service_ingest(f->sv, &req, p, &err), ERR_LIMIT);
+	assert_string_equal(err.msg, "series budget of 3 per app reached (label \"req\" has 3 "
+				     "values; app \"noisy\" has 3 series): refusing "
+				     "noisy.cpu{req=\"r3\"}");
+	/* Other apps still get new series, up to the global ceiling of 8. */
+	push(f, "shop", "cpu", "eu", T0, "main 1\n");
+	push(f, "shop", "cpu", "us", T0, "main 1\n");
+	push(f, "web", "cpu", "eu", T0, "main 1\n");
+	push(f, "web", "cpu", "us", T0, "main 1\n");
+	push(f, "db", "cpu", "eu", T0, "main 1\n");
+	req.app = "db";
+	err = (struct error)ERROR_INIT;
+	assert_int_equal(service_ingest(f->sv, &req, p, &err), ERR_LIMIT);
+	assert_non_null(strstr(err.msg, "series budget of 8 reached (label \"req\" has 3 values; "
+					"app \"noisy\" has the most series, 3): refusing "
+					"db.cpu{req=\"r3\"}"));
+	assert_int_equal(service_app_series(f->sv, 10, add_count, &sb), 4);
+	assert_string_equal(sb.buf, "noisy=3 shop=2 web=2 db=1 ");
+	/* Loaded from the store: the same counts, the same budgets. */
+	close_service(f);
+	open_service(f);
+	strbuf_setlen(&sb, 0);
+	assert_int_equal(service_app_series(f->sv, 2, add_count, &sb), 4);
+	assert_string_equal(sb.buf, "noisy=3 shop=2 ");
+	req.app = "noisy";
+	err = (struct error)ERROR_INIT;
+	assert_int_equal(service_ingest(f->sv, &req, p, &err), ERR_LIMIT);
+	assert_non_null(strstr(err.msg, "per app reached"));
+	strbuf_release(&sb);
 	profile_free(p);
 }
 
@@ -766,6 +829,61 @@ static void test_depth(void **state)
 	assert_int_equal(service_ingest(f->sv, &req, p, &err), ERR_LIMIT);
 	assert_string_equal(err.msg, "a stack of 5 frames is over the limit of 4");
 	profile_free(p);
+}
+
+/*
+ * Pushes outside 1970..2262-01-01 are refused naming the parameter (a
+ * row at 2262-04-11 overflowed its rollup window's end), and queries,
+ * timelines and retention over the whole int64_t range answer with the
+ * data, before and after rollups.
+ */
+static void test_extreme_times(void **state)
+{
+	struct fixture *f = *state;
+	struct ingest_req req = {"x", "cpu", NULL, NULL, 0, -SEC, 0};
+	struct error err = ERROR_INIT;
+	struct profile *p = folded("main 1\n");
+	struct selector *sel;
+	int64_t *v, deleted;
+	size_t n;
+	char *q;
+
+	assert_int_equal(service_ingest(f->sv, &req, p, &err), ERR_FORMAT);
+	assert_non_null(strstr(err.msg, "from is out of range"));
+	req.t0 = INT64_C(9223372035) * SEC;
+	req.t1 = req.t0 + SEC;
+	err = (struct error)ERROR_INIT;
+	assert_int_equal(service_ingest(f->sv, &req, p, &err), ERR_FORMAT);
+	assert_string_equal(err.msg, "until is out of range (a push lies in "
+				     "1970-01-01T00:00:00Z to 2262-01-01T00:00:00Z)");
+	profile_free(p);
+	push(f, "x", "cpu", "eu", T0, "main;a 3\n");
+	push(f, "x", "cpu", "eu", T0 + 2 * HOUR, "main;b 4\n");
+	assert_int_equal(selector_parse("x.cpu", &sel, &err), 0);
+	for (int rolled = 0; rolled < 2; rolled++) {
+		q = query_text(f, "x.cpu", INT64_MIN, INT64_MAX, NULL);
+		assert_string_equal(q, "main;a 3\nmain;b 4\n");
+		free(q);
+		q = query_text(f, "x.cpu", INT64_MAX - HOUR, INT64_MAX, NULL);
+		assert_string_equal(q, "");
+		free(q);
+		assert_int_equal(service_timeline(f->sv, sel, INT64_MIN, INT64_MAX,
+						  INT64_C(1) << 61, &v, &n, &err),
+				 0);
+		assert_int_equal(n, 8);
+		assert_int_equal(v[4], 7);
+		free(v);
+		if (!rolled)
+			assert_true(service_roll(f->sv, T0 + 5 * HOUR, 1024, &err) > 0);
+	}
+	selector_free(sel);
+	close_service(f);
+	f->cfg.retention_ns = INT64_MAX;
+	open_service(f);
+	assert_int_equal(service_retain(f->sv, T0, &deleted, &err), 0);
+	assert_int_equal(deleted, 0);
+	assert_int_equal(service_retain(f->sv, INT64_MIN, &deleted, &err), 0);
+	assert_int_equal(deleted, 0);
 }
 
 static void test_timeline_labels(void **state)
@@ -1031,7 +1149,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dotted_labels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_service_name, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_budget_and_allow, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_budget_per_app, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_depth, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_extreme_times, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeline_labels, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retention, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retention_size, setup, teardown),

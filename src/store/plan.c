@@ -152,6 +152,11 @@ static int plan_run(struct plan *pl, int max_level, int64_t from, int64_t until)
 	if (max_level < 0 || max_level >= STORE_LEVELS)
 		return error_set(pl->err, ERR_USAGE, "store: plan level %d out of range",
 				 max_level);
+	/* Nothing is stored outside: the clamp keeps window arithmetic in range. */
+	if (from < -STORE_TIME_MAX)
+		from = -STORE_TIME_MAX;
+	if (until > STORE_TIME_MAX + 1)
+		until = STORE_TIME_MAX + 1;
 	return plan_level(pl, max_level, from, until);
 }
 

@@ -31,6 +31,14 @@
 #define STORE_LEVELS 4
 extern const int64_t store_level_ns[STORE_LEVELS]; /* 0, 60 s, 600 s, 3600 s */
 
+/*
+ * Stored times lie in [0, STORE_TIME_MAX] (1970-01-01 to 2262-01-01): the
+ * service refuses pushes outside, and plans clamp their ranges to
+ * [-STORE_TIME_MAX, STORE_TIME_MAX], so that a window's end plus the
+ * rollup delay (INT64_MAX is 2262-04-11T23:47:16Z) never overflows.
+ */
+#define STORE_TIME_MAX INT64_C(9214646400000000000)
+
 struct store;
 
 struct store_series {

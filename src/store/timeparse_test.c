@@ -220,6 +220,13 @@ static void test_time_errors(void **state)
 		"\"now+1ns\" is out of range (1677-09-21T00:12:44Z to 2262-04-11T23:47:16Z)");
 	expect_time_error("now-300y", NOW, ERR_LIMIT,
 			  "\"now-300y\" is too long (at most about 292 years)");
+	expect_time_error("now-1000000y", NOW, ERR_LIMIT,
+			  "\"now-1000000y\" is too long (at most about 292 years)");
+	expect_time_error("now-99999999999999999999s", NOW, ERR_LIMIT,
+			  "\"now-99999999999999999999s\" is too long (at most about 292 years)");
+	expect_time_error("1e30", NOW, ERR_FORMAT,
+			  "\"1e30\" is not a time (expected unix seconds, ms, us or ns, RFC 3339, "
+			  "now or now-DURATION)");
 }
 
 static int64_t duration_ok(const char *s)
