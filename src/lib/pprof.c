@@ -675,7 +675,11 @@ static int read_samples(struct pprof_reader *r)
 		else if ((rc = sample_node(r, t, mask, i, &node)) == 0 &&
 			 (rc = sample_labels(r, i, &labels)) == 0 &&
 			 (rc = profile_add_sample(r->p, node, labels, pbd_values(pb, s))))
-			rc = nomem(r);
+			rc = rc == ERR_NOMEM
+				     ? nomem(r)
+				     : error_set(r->err, ERR_LIMIT,
+						 "%s: sample %zu: sum of values overflows 64 bits",
+						 r->name, i);
 	}
 	free(t);
 	return rc;

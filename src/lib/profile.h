@@ -258,7 +258,8 @@ static inline const struct label *profile_labels(const struct profile *p, uint32
  * Add values (nr_types of them) to the sample (node, labels).  Returns 0,
  * or ERR_LIMIT when a sum overflows int64: that sum is held at INT64_MAX
  * (INT64_MIN) and p->saturated set, so a reader may refuse the input and
- * a merge may go on with the saturated value.
+ * a merge may go on with the saturated value; ERR_NOMEM when memory ran
+ * out (profile_set_nomem_errors(): nothing is added).
  */
 int profile_add_sample(struct profile *p, uint32_t node, uint32_t labels, const int64_t *values);
 

@@ -898,8 +898,9 @@ static int add_samples(struct apply *a, struct error *err)
 				dst->saturated = true;
 			}
 		}
+		/* ERR_LIMIT: saturated, which dst->saturated says. */
 		if (profile_add_sample_near(dst, a->nodes[v->s_node[s]], map_set(a, v->s_set[s]),
-					    vals, &id))
+					    vals, &id) == ERR_NOMEM)
 			return error_set(err, ERR_NOMEM, "blob: out of memory merging a profile");
 	}
 	return 0;
