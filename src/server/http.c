@@ -841,7 +841,14 @@ static enum MHD_Result on_timeline(struct server *s, struct MHD_Connection *c, s
 	return reply(s, c, rq, MHD_HTTP_OK, "application/json", &out);
 }
 
-/* ---- metrics ---- */
+/* ---- health and metrics ---- */
+
+/* Alive: "ok", or that the store is read-only for a full disk (still 200). */
+static enum MHD_Result on_health(struct server *s, struct MHD_Connection *c, struct request *rq)
+{
+	return reply_text(s, c, rq, MHD_HTTP_OK, "text/plain",
+			  service_degraded(s->sv) ? "degraded: read-only (disk full)\n" : "ok\n");
+}
 
 /* The connections' gauges and the header deadlines enforced. */
 static void metrics_connections(struct server *s, struct strbuf *out)
@@ -1098,10 +1105,7 @@ static enum MHD_Result dispatch(struct server *s, struct MHD_Connection *c, stru
 	char name[256];
 
 	switch (route_of(method, url, &label)) {
-	case R_HEALTH:
-		return reply_text(s, c, rq, MHD_HTTP_OK, "text/plain",
-				  service_degraded(s->sv) ? "degraded: read-only (disk full)\n"
-							  : "ok\n");
+	case R_HEALTH: return on_health(s, c, rq);
 	case R_METRICS: return on_metrics(s, c, rq);
 	case R_INGEST: return on_ingest(s, c, rq);
 	case R_PROFILES: return on_profiles(s, c, rq);
@@ -1225,7 +1229,7 @@ static enum MHD_Result on_body_done(struct server *s, struct MHD_Connection *c, 
 	s->body_bytes += rq->body.len;
 	pthread_mutex_unlock(&s->mu);
 	if (rq->route == R_HEALTH) {
-		reply_text(s, c, rq, MHD_HTTP_OK, "text/plain", "ok\n");
+		on_health(s, c, rq);
 		return queue_reply(c, rq);
 	}
 	if (atomic_fetch_add(&s->inflight, 1) >= s->cfg.max_concurrent) {
