@@ -54,8 +54,8 @@
 #define FD_RESERVE	 64		    /* descriptors kept for the store, logs, epoll */
 #define DEADLINE_PERIOD	 (NSEC / 4)	    /* how often late connections are looked for */
 #define LOG_PER_MINUTE	 20		    /* libmicrohttpd messages shown a minute */
-#define REPLY_MAX	 ((size_t)1 << 30) /* bytes of an answer (a checked buffer's cap) */
-#define ERROR_REPLY_MAX	 4096		   /* bytes of an error's JSON */
+#define REPLY_MAX	 ((size_t)1 << 30)  /* bytes of an answer (a checked buffer's cap) */
+#define ERROR_REPLY_MAX	 4096		    /* bytes of an error's JSON */
 /* An answer's buffer: checked, with REPLY_MAX as its cap (strbuf.h). */
 #define REPLY_INIT STRBUF_INIT_MAX(REPLY_MAX)
 /* The answer when even the answer cannot be allocated: static, no allocation of ours. */
@@ -105,12 +105,12 @@ struct server {
 	struct MHD_Daemon *d;
 	struct server_config cfg; /* tokens and labels borrowed from the caller's */
 	struct service *sv;
-	struct workpool *pool;	       /* runs the handlers */
-	struct deadlines *dl;	       /* header deadlines of the connections */
-	atomic_uint inflight;	       /* requests past their body, not yet answered */
-	atomic_size_t body_mem;	       /* bytes held by request bodies */
-	size_t body_budget;	       /* at most; max_concurrent x max_body */
-	struct budget *inflate;	       /* every request's inflated body: inflate_budget */
+	struct workpool *pool;	/* runs the handlers */
+	struct deadlines *dl;	/* header deadlines of the connections */
+	atomic_uint inflight;	/* requests past their body, not yet answered */
+	atomic_size_t body_mem; /* bytes held by request bodies */
+	size_t body_budget;	/* at most; max_concurrent x max_body */
+	struct budget *inflate; /* every request's inflated body: inflate_budget */
 	struct budget inflate_budget;
 	pthread_mutex_t mu;	       /* metrics */
 	uint64_t requests[R_COUNT][6]; /* by status class 1xx..5xx; [0] unused */
