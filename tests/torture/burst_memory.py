@@ -6,7 +6,8 @@ for a few seconds, it falls back near where it was before (issue 14: 313
 MiB during a burst, 272 MiB after).  Under ASan the allocator is ASan's
 (malloc_trim has nothing to give back, freed memory sits in its
 quarantine): there only the burst's answers and a bounded peak are
-checked, and the figures printed.
+checked, that the idle server does not go on growing, and the figures
+printed.
 """
 import random
 import threading
@@ -56,7 +57,7 @@ peak = srv.hwm_kb()
 ok("%d parallel queries answered 200" % (THREADS * ROUNDS), answers == [200] * (THREADS * ROUNDS),
    answers)
 # The maintenance loop looks once a second.
-after = srv.rss_kb()
+idle_start = after = srv.rss_kb()
 for _ in range(3 if ASAN else 10):
     time.sleep(0.5)
     after = srv.rss_kb()
@@ -67,7 +68,12 @@ comment("burst %.1f s: RSS before %d KiB, peak %d KiB, after %d KiB" % (burst, b
 if ASAN:
     ok("the burst's peak stays bounded (%d MiB, under ASan)" % (peak // 1024),
        peak < 1536 * 1024)
-    ok("... and idle, the server holds no more than at the peak", after <= peak)
+    # ASan's quarantine keeps what was freed, so RSS does not fall; what
+    # can be checked is that an idle server does not go on growing (the
+    # peak read above can sit a few pages under a later reading, hence
+    # the comparison with the start of the idle time, not with the peak).
+    ok("... and idle, the server does not go on growing: %d -> %d KiB" % (idle_start, after),
+       after <= idle_start + 8 * 1024)
 else:
     grew = peak - before
     ok("the burst grew RSS by %d MiB" % (grew // 1024), grew > 48 * 1024,
