@@ -27,8 +27,8 @@
 #include <time.h>
 
 #include "util/common.h"
-#include "lib/format.h"
-#include "lib/pprof.h"
+#include "format/format.h"
+#include "format/pprof.h"
 #include "store/blob.h"
 
 #define NR_FUNCS   800

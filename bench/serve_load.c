@@ -28,8 +28,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/pprof.h"
-#include "lib/profile.h"
+#include "format/pprof.h"
+#include "profile/profile.h"
 
 #define FUNCS 400
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * symbolize_bench: symbolization throughput of src/lib/symbolize on one
+ * symbolize_bench: symbolization throughput of src/symbol/symbolize.c on one
  * ELF file, for bench/record-bench.py.
  *
  * Picks N addresses uniformly at random (fixed seed) inside the file's
@@ -23,7 +23,7 @@
 
 #include "util/common.h"
 #include "util/options.h"
-#include "lib/symbolize.h"
+#include "symbol/symbolize.h"
 
 #define BENCH_BIAS   0x7f1200000000ULL
 #define BENCH_FRAMES 16

@@ -5,7 +5,7 @@
  * output must parse again to the same totals.
  */
 #include "util/common.h"
-#include "lib/format.h"
+#include "format/format.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -17,7 +17,7 @@
 
 #include <linux/perf_event.h>
 
-#include "lib/perf_event.h"
+#include "perf/perf_event.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -7,8 +7,8 @@
  * a threaded parse prints what the sequential one prints.
  */
 #include "util/common.h"
-#include "lib/format.h"
-#include "lib/perfscript.h"
+#include "format/format.h"
+#include "format/perfscript.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

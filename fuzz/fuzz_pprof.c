@@ -6,8 +6,8 @@
  * decoder (pprof_decode.c) must agree with protobuf-c on the same bytes.
  */
 #include "util/common.h"
-#include "lib/pprof.h"
-#include "lib/pprof_decode_check.h"
+#include "format/pprof.h"
+#include "format/pprof_decode_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

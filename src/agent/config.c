@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The agent's configuration parser.  libc only: no src/util or src/lib
- * code, no allocation, no global state, no exits (see config.h).
+ * The agent's configuration parser.  libc only: no code of src/util or
+ * the other parts of src/ (only the header-only util/banned.h), no
+ * allocation, no global state, no exits (see config.h).
  */
 #include <stdarg.h>
 #include <stdbool.h>

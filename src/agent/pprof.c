@@ -16,8 +16,8 @@
 #include <zlib.h>
 
 #include "agent/pprof.h"
-#include "lib/pprof_fields.h"
-#include "lib/symname.h"
+#include "format/pprof_fields.h"
+#include "symbol/symname.h"
 #include "profile.pb-c.h"
 #include "util/banned.h"
 

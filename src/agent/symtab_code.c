@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "agent/symtab_elf.h"
-#include "lib/ehframe_hdr.h"
-#include "lib/symname.h"
+#include "symbol/ehframe_hdr.h"
+#include "symbol/symname.h"
 #include "util/banned.h"
 
 #define MAX_PLT_ENTS (1u << 20)

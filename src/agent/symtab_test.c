@@ -26,7 +26,7 @@
 #include <cmocka.h>
 
 #include "agent/symtab.h"
-#include "lib/plt_testutil.h"
+#include "symbol/plt_testutil.h"
 
 #define SYM_MAX 256
 

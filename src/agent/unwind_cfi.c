@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "agent/unwind_rows.h"
-#include "lib/ehframe_hdr.h"
+#include "symbol/ehframe_hdr.h"
 #include "util/banned.h"
 
 /* ---- x86_64 DWARF: the rest relies only on these and unwind_rows.h's ---- */

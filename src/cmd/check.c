@@ -3,7 +3,7 @@
 
 #include "util/common.h"
 #include "util/strbuf.h"
-#include "lib/diff.h"
+#include "profile/diff.h"
 #include "cmd/cmd.h"
 
 /*

@@ -12,7 +12,7 @@
 
 #include "util/common.h"
 #include "cmd/cmd.h"
-#include "lib/pprof.h"
+#include "format/pprof.h"
 #include "store/timeparse.h"
 #include "util/strbuf.h"
 

@@ -4,8 +4,8 @@
 
 #include <stdio.h>
 
-#include "lib/format.h"
-#include "lib/profile.h"
+#include "format/format.h"
+#include "profile/profile.h"
 #include "util/options.h"
 
 /*

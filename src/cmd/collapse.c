@@ -5,7 +5,7 @@
  * except that names keep their parentheses unless --cut-paren.
  */
 #include "util/common.h"
-#include "lib/perfscript.h"
+#include "format/perfscript.h"
 #include "cmd/cmd.h"
 
 static const char *const collapse_usage[] = {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "util/common.h"
-#include "lib/diff.h"
-#include "lib/flamegraph.h"
+#include "profile/diff.h"
+#include "render/flamegraph.h"
 #include "cmd/cmd.h"
 
 static const char *const diff_usage[] = {

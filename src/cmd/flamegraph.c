@@ -2,8 +2,8 @@
 #include <math.h>
 
 #include "util/common.h"
-#include "lib/flamegraph.h"
-#include "lib/flamegraph_int.h"
+#include "render/flamegraph.h"
+#include "render/flamegraph_int.h"
 #include "cmd/cmd.h"
 
 /*

@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "lib/record.h"
+#include "record/record.h"
 #include "cmd/cmd.h"
 #include "cmd/record_agent.h"
 

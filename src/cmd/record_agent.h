@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "lib/format.h"
+#include "format/format.h"
 
 struct record_agent_opts {
 	const char *modes; /* PLATEAU_MODES: "cpu", "cpu,wall", "alloc" ... */

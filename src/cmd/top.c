@@ -3,8 +3,8 @@
 
 #include <math.h>
 
-#include "lib/stats.h"
-#include "lib/units.h"
+#include "profile/stats.h"
+#include "profile/units.h"
 #include "cmd/cmd.h"
 
 static const char *const top_usage[] = {

@@ -3,7 +3,7 @@
 
 #include <signal.h>
 
-#include "lib/output.h"
+#include "render/output.h"
 #include "util/outfile.h"
 #include "cmd/cmd.h"
 

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "lib/profile.h"
+#include "profile/profile.h"
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/strtab.h"

@@ -7,7 +7,7 @@
 
 #include "util/common.h"
 #include "server/flamebearer.h"
-#include "lib/profile_testutil.h"
+#include "profile/profile_testutil.h"
 
 /* Add a "a;b;c" stack with value v of its one type. */
 static void add(struct profile *p, const char *stack, int64_t v)

@@ -29,11 +29,11 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "lib/diff.h"
-#include "lib/format.h"
-#include "lib/input.h"
-#include "lib/output.h"
-#include "lib/pprof.h"
+#include "profile/diff.h"
+#include "format/format.h"
+#include "format/input.h"
+#include "render/output.h"
+#include "format/pprof.h"
 #include "server/deadline.h"
 #include "server/flamebearer.h"
 #include "server/ingest_form.h"

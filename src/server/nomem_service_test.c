@@ -22,11 +22,11 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "lib/diff.h"
-#include "lib/format.h"
-#include "lib/input.h"
-#include "lib/output.h"
-#include "lib/pprof.h"
+#include "profile/diff.h"
+#include "format/format.h"
+#include "format/input.h"
+#include "render/output.h"
+#include "format/pprof.h"
 #include "server/flamebearer.h"
 #include "server/server.h"
 #include "server/service.h"

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lib/profile.h"
+#include "profile/profile.h"
 #include "store/labels.h"
 #include "store/selector.h"
 #include "store/store.h"

@@ -21,9 +21,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "lib/format.h"
-#include "lib/input.h"
-#include "lib/profile_testutil.h"
+#include "format/format.h"
+#include "format/input.h"
+#include "profile/profile_testutil.h"
 #include "server/service.h"
 #include "util/alloc.h"
 

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lib/profile.h"
+#include "profile/profile.h"
 #include "util/error.h"
 #include "util/strbuf.h"
 

@@ -6,8 +6,8 @@
 #include <zstd.h>
 
 #include "util/common.h"
-#include "lib/format.h"
-#include "lib/profile_testutil.h"
+#include "format/format.h"
+#include "profile/profile_testutil.h"
 #include "store/blob.h"
 
 #ifndef SOURCE_ROOT
