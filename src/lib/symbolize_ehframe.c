@@ -30,13 +30,14 @@
  * - Time: the same order.  Set up 0.05-0.44 ms here, 0.08-0.49 ms there;
  *   0.28-0.75 us a lookup here, 0.41-1.17 us there (runs vary on the
  *   shared 2-core machine).
- * - One answer for both collectors.  The agent's unwinder and symbol
- *   tables (src/agent/unwind_cfi.c, symtab_code.c) run in signal handlers
- *   and must not allocate or lock, so they cannot use libdw; sharing
- *   lib/ehframe_hdr.h keeps `plateau record` and the agent naming an
- *   unnamed function by the same start.  The record-time unwinder
- *   (lib/unwind.c) does use libdw (dwfl_getthread_frames): there CFI rows
- *   are what is needed, and it runs outside any signal handler.
+ * - One answer for both collectors.  The agent's unwind rows and symbol
+ *   tables (src/agent/unwind_cfi.c, symtab_code.c) are built inside the
+ *   programs it profiles, with no library but libc and libcurl and with
+ *   mmap for memory (in dl_iterate_phdr's callback), so they cannot use
+ *   libdw; sharing lib/ehframe_hdr.h keeps `plateau record` and the agent
+ *   naming an unnamed function by the same start.  The record-time
+ *   unwinder (lib/unwind.c) does use libdw (dwfl_getthread_frames): there
+ *   CFI rows are what is needed.
  */
 
 static void ehframe_load(struct sym_ehframe *eh, Elf *elf)
