@@ -260,6 +260,9 @@ static void request(const char *url, const struct auth *a, const struct strbuf *
 	headers_free(h);
 	curl_easy_cleanup(c);
 	add_redacted(&shown, url);
+	if (rc == CURLE_OK)
+		debug(DEBUG_CLIENT, "%s %s: %zu bytes sent, HTTP %ld, %zu bytes back",
+		      body ? "POST" : "GET", shown.buf, body ? body->len : 0, status, resp->len);
 	if (rc != CURLE_OK)
 		die("%s: %s", shown.buf, errbuf[0] ? errbuf : curl_easy_strerror(rc));
 	if (status / 100 != 2) {

@@ -172,6 +172,8 @@ int profile_read_input(const struct input *in, const struct read_options *o, str
 	int rc;
 
 	*out = NULL;
+	debug(DEBUG_FORMAT, "%s: detected %s", in->name,
+	      f == FMT_UNKNOWN ? "no known format" : format_name(f));
 	switch (f) {
 	case FMT_UNKNOWN:
 		if (!in->len)
@@ -193,6 +195,10 @@ int profile_read_input(const struct input *in, const struct read_options *o, str
 	}
 	if (!rc)
 		rc = apply_sample_type(out, o, in->name, err);
+	if (!rc)
+		debug(DEBUG_FORMAT, "%s: read as %s: %u samples, %u frames, %u sample types",
+		      in->name, format_name(f), (*out)->nr_samples, (*out)->nr_frames,
+		      (*out)->nr_types);
 	if (rc) {
 		profile_free(*out);
 		*out = NULL;

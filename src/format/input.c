@@ -259,6 +259,7 @@ static int maybe_inflate(struct input *in, size_t max, struct budget *budget, st
 	rc = gunzip_run(&g, err);
 	if (rc)
 		return rc;
+	debug(DEBUG_FORMAT, "%s: gzip, %zu bytes inflated to %zu", in->name, in->len, g.used);
 	if (in->map)
 		munmap(in->map, in->map_len);
 	free(in->heap);
@@ -291,6 +292,9 @@ int input_open(struct input *in, const char *path, struct error *err)
 		rc = read_all(in, fd, err);
 	if (fd > 0)
 		close(fd);
+	if (!rc)
+		debug(DEBUG_FORMAT, "%s: opened, %zu bytes %s", in->name, in->len,
+		      in->map ? "mapped" : "read");
 	if (!rc)
 		rc = maybe_inflate(in, INPUT_MAX_INFLATED, NULL, err);
 	if (rc)

@@ -257,6 +257,8 @@ static int open_per_cpu(struct perf_session *s, struct opener *op, struct error 
 
 		if (fd < 0)
 			return open_failed(op->o, op->o->pid, cpu, errno, err);
+		debug2(DEBUG_PERF, "perf_event_open(%s, pid %d, cpu %d): fd %d",
+		       kind_name(op->o->kind), (int)op->o->pid, cpu, fd);
 		ret = perf_ring_map(&s->rings[i], fd, cpu, op->pages, err);
 		if (ret)
 			return ret;
@@ -337,6 +339,8 @@ static int open_thread(struct perf_session *s, const struct opener *op, pid_t ti
 
 		if (fd < 0)
 			return errno == ESRCH ? 1 : open_failed(op->o, tid, cpu, errno, err);
+		debug2(DEBUG_PERF, "perf_event_open(%s, tid %d, cpu %d): fd %d",
+		       kind_name(op->o->kind), (int)tid, cpu, fd);
 		if (r->base)
 			ret = perf_ring_redirect(r, fd, err);
 		else
@@ -459,6 +463,13 @@ int perf_session_open(struct perf_session *s, const struct perf_open_opts *o, st
 	free(op.cpus);
 	if (ret)
 		perf_session_close(s);
+	else
+		debug(DEBUG_PERF,
+		      "%s opened for %s %d: %zu rings of %u pages, %u Hz, callchain %s, user "
+		      "stack %u bytes, kernel %s, perf_event_paranoid %d",
+		      kind_name(o->kind), o->pid < 0 ? "cpus, pid" : "pid", (int)o->pid,
+		      s->nr_rings, pages, o->freq, o->callchain ? "on" : "off", o->stack_user,
+		      o->exclude_kernel ? "excluded" : "included", perf_event_paranoid());
 	return ret;
 }
 

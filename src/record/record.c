@@ -424,6 +424,8 @@ static int open_offcpu(struct recorder *r, pid_t pid, bool on_exec, struct error
 		r->st.offcpu_source = "sched:sched_switch";
 		return 0;
 	}
+	debug(DEBUG_RECORD, "off-CPU: sched:sched_switch refused (%s); trying context-switches",
+	      tp.msg);
 	po.kind = PERF_EV_CONTEXT_SWITCHES;
 	if (!open_session(r, SESS_OFFCPU, &po, &cs)) {
 		r->st.offcpu_source = "context-switches";
@@ -459,6 +461,10 @@ int recorder_open(struct recorder *r, pid_t pid, bool start_on_exec, struct erro
 		synthesize_all(r);
 	clock_gettime(CLOCK_REALTIME, &r->t0);
 	r->t0_ns = now_ns();
+	debug(DEBUG_RECORD, "recording %s %d%s: on-CPU %s, off-CPU %s, %zu processes known",
+	      pid < 0 ? "every CPU, pid" : "pid", (int)pid, start_on_exec ? " from its exec" : "",
+	      r->sess_open[SESS_CPU] ? "on" : "off",
+	      r->st.offcpu_source ? r->st.offcpu_source : "off", r->nr_procs);
 	return 0;
 }
 
@@ -956,6 +962,12 @@ void recorder_finish(struct recorder *r, uint64_t end_ns)
 			r->st.offcpu_unpaired++;
 			offcpu_charge(r, &r->threads[i], MAX(end_ns, r->last_time));
 		}
+	debug(DEBUG_RECORD,
+	      "done: %" PRIu64 " samples, %" PRIu64 " lost, %" PRIu64 " bad records, %" PRIu64
+	      " throttled, %" PRIu64 " processes, %" PRIu64 " stacks DWARF could not walk (%" PRIu64
+	      " by frame pointers)",
+	      r->st.samples, r->st.lost + r->st.lost_samples, r->st.bad_records, r->st.throttled,
+	      r->st.processes, r->st.unwind_failed, r->st.fp_fallback);
 }
 
 void recorder_feed(struct recorder *r, const struct perf_record *rec, bool offcpu)

@@ -286,6 +286,14 @@ static void mod_report(struct unwinder *u, const struct uw_map *map)
 	m->failed = !m->elf || !elf_range(m->elf, map->start, is_vdso ? 0 : map->pgoff, m);
 	ALLOC_GROW(u->mods, u->nr_mods + 1, u->alloc_mods);
 	u->mods[u->nr_mods++] = m;
+	if (m->failed)
+		debug(DEBUG_UNWIND,
+		      "%s [%#" PRIx64 "-%#" PRIx64 "): %s: stacks through it stop there", m->path,
+		      map->start, map->end,
+		      m->elf ? "no loadable segment at this offset" : "cannot open it as ELF");
+	else
+		debug2(DEBUG_UNWIND, "%s [%#" PRIx64 "-%#" PRIx64 "): CFI from libdw", m->path,
+		       map->start, map->end);
 	if (m->failed) {
 		/* Remembered for this mapping's range only: another may still work. */
 		m->low = map->start;

@@ -12,6 +12,8 @@ int profile_write(const struct profile *p, enum profile_format f, uint32_t type,
 
 	if (type >= p->nr_types)
 		return error_set(err, ERR_USAGE, "no sample type %u", type);
+	debug(DEBUG_FORMAT, "writing %s of sample type %s (%u samples)", format_name(f),
+	      profile_str(p, p->types[type].type), p->nr_samples);
 	switch (f) {
 	case FMT_FOLDED:
 		if (profile_is_diff(p))

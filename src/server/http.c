@@ -1104,6 +1104,7 @@ static enum MHD_Result dispatch(struct server *s, struct MHD_Connection *c, stru
 	const char *label;
 	char name[256];
 
+	debug2(DEBUG_SERVER, "dispatch %s %s", method, url);
 	switch (route_of(method, url, &label)) {
 	case R_HEALTH: return on_health(s, c, rq);
 	case R_METRICS: return on_metrics(s, c, rq);
@@ -1454,6 +1455,12 @@ int server_start(const struct server_config *cfg, struct service *sv, struct ser
 		server_free(s);
 		return err->code;
 	}
+	debug(DEBUG_SERVER,
+	      "listening on %s:%u: %zu tokens, body up to %zu bytes (%zu inflated), %u requests "
+	      "at once, %u connections (%u per address)",
+	      cfg->listen_host, (unsigned)server_port(s), cfg->ntokens, s->cfg.max_body,
+	      cfg->max_inflated, cfg->max_concurrent, cfg->max_connections,
+	      cfg->max_connections_per_ip);
 	*out = s;
 	return 0;
 }

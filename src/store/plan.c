@@ -11,11 +11,13 @@
  * one range, so a series with a gap costs one scan per run, not one per
  * empty window.
  */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "store/plan.h"
 #include "util/alloc.h"
+#include "util/log.h"
 
 /* The rollups of one level in one range, and its stale windows. */
 struct level_rows {
@@ -157,6 +159,8 @@ static int plan_run(struct plan *pl, int max_level, int64_t from, int64_t until)
 		from = -STORE_TIME_MAX;
 	if (until > STORE_TIME_MAX + 1)
 		until = STORE_TIME_MAX + 1;
+	debug2(DEBUG_STORE, "plan%s: rollup levels up to %d, [%" PRId64 ", %" PRId64 ")",
+	       pl->totals ? " of totals" : "", max_level, from, until);
 	return plan_level(pl, max_level, from, until);
 }
 

@@ -40,6 +40,7 @@
 
 #include "store/store.h"
 #include "util/alloc.h"
+#include "util/log.h"
 
 #define SCHEMA_VERSION "3"
 #define READERS_MAX    8
@@ -215,6 +216,9 @@ static int schema_upgrade(struct conn *c, const char *path, struct error *err)
 	sqlite3_finalize(q);
 	if (!strcmp(version, SCHEMA_VERSION))
 		return 0;
+	if (version[0])
+		debug(DEBUG_STORE, "%s: schema version %s, upgrading to %s", path, version,
+		      SCHEMA_VERSION);
 	if (strcmp(version, "1") && strcmp(version, "2"))
 		return error_set(err, ERR_UNSUPPORTED,
 				 "store: %s: schema version %s is not one this build knows (%s)",
@@ -1112,6 +1116,9 @@ int store_sqlite_open(const char *dir, bool fsync, struct store **out, struct er
 		free(s);
 		return err->code;
 	}
+	debug(DEBUG_STORE, "%s: opened %s, synchronous=%s", path,
+	      s->readonly ? "read-only (the disk is full)" : "for writing",
+	      fsync ? "FULL" : "NORMAL");
 	*out = &s->base;
 	return 0;
 }

@@ -197,6 +197,10 @@ static struct sym_dwarf *dso_dwarf(struct sym_dso *d)
 	path = elf_has_dwarf(d->elf) ? self : elf_has_dwarf(d->dbg_elf) ? d->dbg_path : NULL;
 	if (path)
 		d->dwarf = sym_dwarf_open(path);
+	debug(DEBUG_SYMBOL, "%s: %s", d->path,
+	      !path	 ? "no DWARF: no line numbers or inlined frames"
+	      : d->dwarf ? "DWARF read for lines and inlined frames"
+			 : "DWARF unreadable");
 	return d->dwarf;
 }
 

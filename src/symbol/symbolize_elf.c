@@ -386,19 +386,43 @@ static enum sym_reason dso_open(struct sym_dso *d, const char *build_id_hex)
 	return SYM_OK;
 }
 
+/* What a user debugging "why is this frame unnamed" wants: where the names came from. */
+static void dso_debug_line(const struct sym_dso *d)
+{
+	if (d->state != SYM_OK) {
+		debug(DEBUG_SYMBOL, "%s: %s", d->path, sym_reason_str(d->state));
+		return;
+	}
+	if (d->text) {
+		debug(DEBUG_SYMBOL, "%s: %zu symbols from a text map", d->path, d->nr_syms);
+		return;
+	}
+	debug(DEBUG_SYMBOL, "%s: %zu symbols from %s%s, build-id %s, %s%s", d->path, d->nr_syms,
+	      d->has_symtab ? ".symtab" : ".dynsym", d->mini_elf ? " and MiniDebugInfo" : "",
+	      d->build_id ? d->build_id : "none",
+	      d->from_debug ? "file gone, read from its debug file "
+	      : d->dbg_path ? "debug file "
+			    : "no debug file",
+	      d->from_debug || d->dbg_path ? d->dbg_path : "");
+}
+
 void sym_dso_load(struct sym_dso *d, const char *build_id_hex)
 {
 	d->fd = d->dbg_fd = -1;
 	d->text_names = (struct arena)ARENA_INIT;
-	if (sym_text_load(d))
+	if (sym_text_load(d)) {
+		dso_debug_line(d);
 		return;
+	}
 	if (build_id_hex && !build_id_valid(build_id_hex)) {
 		d->state = SYM_BUILD_ID;
+		dso_debug_line(d);
 		return;
 	}
 	d->state = dso_open(d, build_id_hex);
 	if (d->state != SYM_OK && d->state != SYM_NOT_ELF && build_id_hex)
 		d->state = dso_from_debug(d, build_id_hex, d->state);
+	dso_debug_line(d);
 }
 
 void sym_dso_release(struct sym_dso *d)

@@ -5,6 +5,27 @@
 #include "util/options.h"
 #include "util/suggest.h"
 
+/*
+ * Options every command takes, looked up after the command's own table:
+ * -v/--verbose (repeatable) and --debug=MODULES turn on the debug lines of
+ * util/log.h; PLATEAU_DEBUG stands for --debug when that is not given.
+ */
+static const char *debug_list;
+
+static int opt_verbose(const struct option *opt UNUSED, const char *arg UNUSED)
+{
+	log_verbose++;
+	return 0;
+}
+
+static const struct option common_opts[] = {
+	OPT_CALLBACK('v', "verbose", NULL, NULL,
+		     "debug lines on stderr, by module (-vv: more detail)", opt_verbose),
+	OPT_STRING(0, "debug", &debug_list, "MODULES",
+		   "debug lines of these modules only: MOD[:LEVEL],... (also PLATEAU_DEBUG)"),
+	OPT_END(),
+};
+
 /* The command in the first usage line: "plateau top" of "plateau top [-n N] FILE". */
 static void command_name(const char *const *usage, char *buf, size_t size)
 {
@@ -53,10 +74,12 @@ static void print_similar(const struct option *opts, const char *typed)
 
 	for (const struct option *o = opts; o->type != OPTION_END; o++)
 		n++;
-	names = xcalloc(n + 1, sizeof(*names));
-	picked = xcalloc(n + 1, sizeof(*picked));
+	names = xcalloc(n + ARRAY_SIZE(common_opts), sizeof(*names));
+	picked = xcalloc(n + ARRAY_SIZE(common_opts), sizeof(*picked));
 	for (size_t i = 0; i < n; i++)
 		names[i] = opts[i].long_name;
+	for (size_t i = 0; common_opts[i].type != OPTION_END; i++)
+		names[n++] = common_opts[i].long_name;
 	np = suggest_similar(typed, names, n, picked);
 	if (np == 1)
 		fprintf(stderr, "did you mean '--%s'?\n", names[picked[0]]);
@@ -82,32 +105,37 @@ static _Noreturn void unknown_option(const char *const *usage, const struct opti
 	exit(2);
 }
 
+static void print_option(FILE *f, const struct option *o)
+{
+	char left[64];
+	int n = 0;
+
+	n += snprintf(left + n, sizeof(left) - (size_t)n, "    ");
+	if (o->short_name)
+		n += snprintf(left + n, sizeof(left) - (size_t)n, "-%c%s", o->short_name,
+			      o->long_name ? ", " : "");
+	else
+		n += snprintf(left + n, sizeof(left) - (size_t)n, "    ");
+	if (o->long_name)
+		n += snprintf(left + n, sizeof(left) - (size_t)n, "--%s", o->long_name);
+	if (o->argh && n < (int)sizeof(left))
+		snprintf(left + n, sizeof(left) - (size_t)n, " %s", o->argh);
+	fprintf(f, "%-30s %s\n", left, o->help ? o->help : "");
+}
+
 void usage_with_options(FILE *f, const char *const *usage, const struct option *opts)
 {
 	for (size_t i = 0; usage && usage[i]; i++)
 		fprintf(f, "%s%s\n", i ? "   or: " : "usage: ", usage[i]);
-	if (opts && opts->type != OPTION_END)
-		fputc('\n', f);
-	for (const struct option *o = opts; o && o->type != OPTION_END; o++) {
-		char left[64];
-		int n = 0;
-
-		n += snprintf(left + n, sizeof(left) - (size_t)n, "    ");
-		if (o->short_name)
-			n += snprintf(left + n, sizeof(left) - (size_t)n, "-%c%s", o->short_name,
-				      o->long_name ? ", " : "");
-		else
-			n += snprintf(left + n, sizeof(left) - (size_t)n, "    ");
-		if (o->long_name)
-			n += snprintf(left + n, sizeof(left) - (size_t)n, "--%s", o->long_name);
-		if (o->argh && n < (int)sizeof(left))
-			snprintf(left + n, sizeof(left) - (size_t)n, " %s", o->argh);
-		fprintf(f, "%-30s %s\n", left, o->help ? o->help : "");
-	}
+	fputc('\n', f);
+	for (const struct option *o = opts; o && o->type != OPTION_END; o++)
+		print_option(f, o);
+	for (const struct option *o = common_opts; o->type != OPTION_END; o++)
+		print_option(f, o);
 	fprintf(f, "    -h, --help                 show this help\n");
 }
 
-static const struct option *find_long(const struct option *opts, const char *name, size_t len)
+static const struct option *find_long_in(const struct option *opts, const char *name, size_t len)
 {
 	for (const struct option *o = opts; o->type != OPTION_END; o++) {
 		if (o->long_name && strlen(o->long_name) == len &&
@@ -117,13 +145,28 @@ static const struct option *find_long(const struct option *opts, const char *nam
 	return NULL;
 }
 
-static const struct option *find_short(const struct option *opts, int c)
+static const struct option *find_short_in(const struct option *opts, int c)
 {
 	for (const struct option *o = opts; o->type != OPTION_END; o++) {
 		if (o->short_name == c)
 			return o;
 	}
 	return NULL;
+}
+
+/* The option in the command's table, else in common_opts; NULL when in neither. */
+static const struct option *find_long(const struct option *opts, const char *name, size_t len)
+{
+	const struct option *o = find_long_in(opts, name, len);
+
+	return o ? o : find_long_in(common_opts, name, len);
+}
+
+static const struct option *find_short(const struct option *opts, int c)
+{
+	const struct option *o = find_short_in(opts, c);
+
+	return o ? o : find_short_in(common_opts, c);
 }
 
 static void opt_name(const struct option *o, char *buf, size_t size)
@@ -246,6 +289,29 @@ static int parse_short(const char **argv, int i, int argc, const struct option *
 	return i;
 }
 
+/*
+ * The debug levels from -v, --debug and PLATEAU_DEBUG (util/log.h): with a
+ * list, only the modules named, at their level or -v's (at least 1);
+ * without, -v turns on every module.
+ */
+static void apply_debug(const char *const *usage)
+{
+	const char *list = debug_list, *from = "--debug";
+	char bad[64];
+
+	if (!list && getenv("PLATEAU_DEBUG") && *getenv("PLATEAU_DEBUG")) {
+		list = getenv("PLATEAU_DEBUG");
+		from = "PLATEAU_DEBUG";
+	}
+	if (!list && !log_verbose)
+		return;
+	if (debug_select(list, MAX(log_verbose, 1), bad, sizeof(bad)))
+		usage_error(usage,
+			    "unknown debug module '%s' in %s (modules: all, %s; MOD:LEVEL sets a "
+			    "level)",
+			    bad, from, debug_module_list());
+}
+
 static int parse(int argc, const char **argv, const struct option *opts, const char *const *usage,
 		 bool posix)
 {
@@ -277,6 +343,7 @@ static int parse(int argc, const char **argv, const struct option *opts, const c
 	for (; i < argc; i++)
 		argv[out++] = argv[i];
 	argv[out] = NULL;
+	apply_debug(usage);
 	return out;
 }
 

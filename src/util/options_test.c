@@ -122,6 +122,56 @@ static void test_suggest_similar(void **state)
 	assert_int_equal(out[0], 0);
 }
 
+/* -v and --debug are every command's, after the command's own options. */
+static void test_common_verbose_debug(void **state)
+{
+	const char *argv[] = {"-vf", "x", "--verbose", "--debug=perf,symbol:3", NULL};
+	const char *none[] = {"y", NULL};
+
+	(void)state;
+	reset();
+	log_verbose = 0;
+	assert_int_equal(parse_options(4, argv, opts, NULL), 1);
+	assert_true(flag);
+	assert_int_equal(log_verbose, 2);
+	assert_int_equal(debug_levels[DEBUG_PERF], 2);
+	assert_int_equal(debug_levels[DEBUG_SYMBOL], 3);
+	assert_int_equal(debug_levels[DEBUG_FORMAT], 0);
+	assert_true(debug_enabled(DEBUG_SYMBOL, 3));
+	assert_false(debug_enabled(DEBUG_FORMAT, 1));
+	/* A parse without them leaves the levels as they are. */
+	assert_int_equal(parse_options(1, none, opts, NULL), 1);
+	assert_int_equal(debug_levels[DEBUG_PERF], 2);
+	memset(debug_levels, 0, sizeof(debug_levels));
+	log_verbose = 0;
+}
+
+static void test_debug_select(void **state)
+{
+	char bad[32];
+
+	(void)state;
+	assert_int_equal(debug_select(NULL, 1, bad, sizeof(bad)), 0);
+	for (int i = 0; i < DEBUG_MODULES; i++)
+		assert_int_equal(debug_levels[i], 1);
+	assert_int_equal(debug_select("all:2,store:0", 1, bad, sizeof(bad)), 0);
+	assert_int_equal(debug_levels[DEBUG_SERVER], 2);
+	assert_int_equal(debug_levels[DEBUG_STORE], 0);
+	assert_int_equal(debug_select("client", 1, bad, sizeof(bad)), 0);
+	assert_int_equal(debug_levels[DEBUG_CLIENT], 1);
+	assert_int_equal(debug_levels[DEBUG_SERVER], 0);
+	/* An error names the item and leaves the levels alone. */
+	assert_int_equal(debug_select("format,symbl", 1, bad, sizeof(bad)), -1);
+	assert_string_equal(bad, "symbl");
+	assert_int_equal(debug_levels[DEBUG_CLIENT], 1);
+	assert_int_equal(debug_select("perf:12", 1, bad, sizeof(bad)), -1);
+	assert_string_equal(bad, "perf:12");
+	assert_int_equal(debug_select("", 1, bad, sizeof(bad)), -1);
+	assert_int_equal(debug_select("perf,", 1, bad, sizeof(bad)), -1);
+	assert_string_equal(debug_module_name(DEBUG_UNWIND), "unwind");
+	memset(debug_levels, 0, sizeof(debug_levels));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -130,6 +180,8 @@ int main(void)
 		cmocka_unit_test(test_help_lists_every_option),
 		cmocka_unit_test(test_suggest_distance),
 		cmocka_unit_test(test_suggest_similar),
+		cmocka_unit_test(test_common_verbose_debug),
+		cmocka_unit_test(test_debug_select),
 	};
 
 	return cmocka_run_group_tests_name("options", tests, NULL, NULL);
