@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Where an unnamed function starts: plateau's .eh_frame_hdr lookup
- * (src/lib/symbolize_ehframe.c over lib/ehframe_hdr.h) against libdw's CFI
+ * (src/symbol/symbolize_ehframe.c over symbol/ehframe_hdr.h) against libdw's CFI
  * (dwarf_getcfi_elf, dwarf_cfi_addrframe, dwarf_frame_info) on one ELF
  * file.  The numbers are in symbolize_ehframe.c's header comment.
  *
@@ -20,7 +20,7 @@
 #include <gelf.h>
 
 #include "util/common.h"
-#include "lib/symbolize_elf.h"
+#include "symbol/symbolize_elf.h"
 
 static double now_s(void)
 {
