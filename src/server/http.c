@@ -170,6 +170,34 @@ static void count_request(struct server *s, struct request *rq, unsigned status)
 static enum MHD_Result reply_error(struct server *s, struct MHD_Connection *c, struct request *rq,
 				   unsigned status, const char *msg);
 
+/* Keep R (NULL: no answer, the connection closes) as RQ's answer with STATUS. */
+static enum MHD_Result keep_reply(struct server *s, struct request *rq, unsigned status,
+				  const char *ctype, struct MHD_Response *r)
+{
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, "Content-Type", ctype);
+	if (status == MHD_HTTP_UNAUTHORIZED)
+		MHD_add_response_header(r, "WWW-Authenticate", "Bearer, Basic realm=\"plateau\"");
+	if (status == MHD_HTTP_SERVICE_UNAVAILABLE)
+		MHD_add_response_header(r, "Retry-After", "1");
+	if (rq->resp)
+		MHD_destroy_response(rq->resp);
+	rq->resp = r;
+	rq->status = status;
+	rq->replied = true;
+	count_request(s, rq, status);
+	return MHD_YES;
+}
+
+/* The answer when memory ran out: a 503 from static memory. */
+static enum MHD_Result reply_nomem(struct server *s, struct request *rq)
+{
+	return keep_reply(s, rq, MHD_HTTP_SERVICE_UNAVAILABLE, "application/json",
+			  MHD_create_response_from_buffer(strlen(NOMEM_REPLY), (void *)NOMEM_REPLY,
+							  MHD_RESPMEM_PERSISTENT));
+}
+
 /*
  * Reply BODY (taken).  A checked BODY that ran out of memory becomes a
  * 503 with a static message, one over its cap a 422.
@@ -192,31 +220,14 @@ static enum MHD_Result reply(struct server *s, struct MHD_Connection *c, struct 
 	}
 	if (!buf) {
 		strbuf_release(body);
-		status = MHD_HTTP_SERVICE_UNAVAILABLE;
-		ctype = "application/json";
-		r = MHD_create_response_from_buffer(strlen(NOMEM_REPLY), (void *)NOMEM_REPLY,
-						    MHD_RESPMEM_PERSISTENT);
-	} else {
-		r = MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
+		return reply_nomem(s, rq);
 	}
-	if (!r) {
+	r = MHD_create_response_from_buffer(len, buf, MHD_RESPMEM_MUST_FREE);
+	if (!r)
 		free(buf);
-		return MHD_NO;
-	}
-	MHD_add_response_header(r, "Content-Type", ctype);
-	if (status == MHD_HTTP_UNAUTHORIZED)
-		MHD_add_response_header(r, "WWW-Authenticate", "Bearer, Basic realm=\"plateau\"");
-	if (status == MHD_HTTP_SERVICE_UNAVAILABLE)
-		MHD_add_response_header(r, "Retry-After", "1");
 	/* Kept for the event loop to queue (queue_reply): C may be suspended. */
 	(void)c;
-	if (rq->resp)
-		MHD_destroy_response(rq->resp);
-	rq->resp = r;
-	rq->status = status;
-	rq->replied = true;
-	count_request(s, rq, status);
-	return MHD_YES;
+	return keep_reply(s, rq, status, ctype, r);
 }
 
 static enum MHD_Result reply_text(struct server *s, struct MHD_Connection *c, struct request *rq,
@@ -1061,6 +1072,14 @@ static void refuse(struct server *s, struct MHD_Connection *c, struct request *r
 	deadline_set(conn_deadline(c), clock_ns(CLOCK_MONOTONIC) + s->cfg.header_timeout_ns);
 }
 
+/* Refuse RQ for want of memory: the static 503 (no allocation of ours), as refuse(). */
+static void refuse_nomem(struct server *s, struct MHD_Connection *c, struct request *rq)
+{
+	reply_nomem(s, rq);
+	rq->replied = true;
+	deadline_set(conn_deadline(c), clock_ns(CLOCK_MONOTONIC) + s->cfg.header_timeout_ns);
+}
+
 /*
  * Whether a refusal goes out before the body: when the client waits for
  * "100 Continue" (it sends nothing more and reads the answer), or the
@@ -1145,13 +1164,12 @@ static void body_drop(struct server *s, struct request *rq)
 
 /*
  * Append N bytes to RQ's body (its length plus N is at most max_body)
- * within the servers's body budget.  Returns 0, or -1 over the budget or
- * out of memory (nothing appended).
+ * within the servers's body budget.  Returns 0, ERR_LIMIT over the
+ * budget, or ERR_NOMEM (the body's sticky error): nothing appended.
  */
 static int body_append(struct server *s, struct request *rq, const char *data, size_t n)
 {
-	size_t want = rq->body.len + n + 1, grow, extra;
-	char *buf;
+	size_t want = rq->body.len + n + 1, grow, extra, had = rq->body.alloc;
 
 	if (want > rq->body.alloc) {
 		/* One allocation for the body, not a doubling per few chunks (a
@@ -1163,20 +1181,19 @@ static int body_append(struct server *s, struct request *rq, const char *data, s
 		if (extra > s->body_budget ||
 		    atomic_fetch_add(&s->body_mem, extra) > s->body_budget - extra) {
 			atomic_fetch_sub(&s->body_mem, extra);
-			return -1;
+			return ERR_LIMIT;
 		}
-		buf = realloc(rq->body.alloc ? rq->body.buf : NULL, grow);
-		if (!buf) {
+		/* The checked buffer (cap max_body + 1) grows to GROW, or to its
+		 * 16-byte minimum: the budget holds what it took. */
+		if (strbuf_grow(&rq->body, grow - 1 - rq->body.len) < 0) {
 			atomic_fetch_sub(&s->body_mem, extra);
-			return -1;
+			return strbuf_error(&rq->body);
 		}
-		rq->body.buf = buf;
-		rq->body.alloc = grow;
-		rq->held += extra;
+		if (rq->body.alloc - had != extra)
+			atomic_fetch_add(&s->body_mem, rq->body.alloc - had - extra);
+		rq->held += rq->body.alloc - had;
 	}
-	memcpy(rq->body.buf + rq->body.len, data, n);
-	rq->body.len += n;
-	rq->body.buf[rq->body.len] = '\0';
+	strbuf_add(&rq->body, data, n);
 	return 0;
 }
 
@@ -1184,6 +1201,8 @@ static int body_append(struct server *s, struct request *rq, const char *data, s
 static enum MHD_Result on_upload(struct server *s, struct MHD_Connection *c, struct request *rq,
 				 const char *data, size_t n)
 {
+	int rc;
+
 	if (rq->replied) {
 		rq->discarded += n;
 		return rq->discarded <= DISCARD_MAX ? MHD_YES : MHD_NO;
@@ -1191,7 +1210,9 @@ static enum MHD_Result on_upload(struct server *s, struct MHD_Connection *c, str
 	if (n > s->cfg.max_body - rq->body.len) {
 		reject(s, REJ_BODY);
 		refuse(s, c, rq, MHD_HTTP_CONTENT_TOO_LARGE, "request body over max-body");
-	} else if (body_append(s, rq, data, n) < 0) {
+	} else if ((rc = body_append(s, rq, data, n)) == ERR_NOMEM) {
+		refuse_nomem(s, c, rq); /* the server's trouble, not the push's: a 5xx only */
+	} else if (rc < 0) {
 		if (writes(rq->route))
 			reject(s, REJ_BUSY);
 		refuse(s, c, rq, MHD_HTTP_TOO_MANY_REQUESTS,
@@ -1271,7 +1292,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 				       .c = c,
 				       .method = method,
 				       .url = url,
-				       .body = STRBUF_INIT,
+				       .body = STRBUF_INIT_MAX(s->cfg.max_body + 1),
 				       .start_ns = clock_ns(CLOCK_MONOTONIC)};
 		*con_cls = rq;
 		deadline_set(conn_deadline(c), 0); /* the headers are in */
