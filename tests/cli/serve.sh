@@ -209,7 +209,12 @@ check_http "folded garbage to /ingest: 400" 400 POST '/ingest?name=x.cpu' --data
 check_http "bad ingest name: 400" 400 POST '/ingest?name=x.cpu%7Bregion' --data-binary @"$TMP/a.folded"
 check_http "/ingest without name: 400" 400 POST '/ingest' --data-binary @"$TMP/a.folded"
 check_http "an unknown endpoint: 404" 404 GET /api/v1/nothing
-check_http "GET on a push endpoint: 404" 404 GET /ingest
+check_http "GET on a push endpoint: 405" 405 GET /ingest -D "$TMP/headers"
+check_grep "... with Allow: POST" '^Allow: POST.?$' "$TMP/headers"
+check_grep "... and a JSON error" '^\{"error":"method not allowed' "$TMP/body"
+check_http "POST on a query endpoint: 405" 405 POST /api/v1/query --data-binary 'x' -D "$TMP/headers"
+check_grep "... with Allow: GET, HEAD" '^Allow: GET, HEAD.?$' "$TMP/headers"
+check_http "POST to a label's values: 405" 405 POST /api/v1/labels/region/values --data-binary 'x'
 check_http "until before from: 400" 400 POST "/api/v1/profiles?app=x&from=$NOW&until=$((NOW - 10))" \
 	--data-binary @"$GO_CPU"
 check "a bad push leaves the server serving" test "$(http GET /healthz)" = 200
