@@ -313,15 +313,56 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	return on_body_done(s, c, rq);
 }
 
+/* TEXT's first MAX - 1 bytes into BUF; what is not a letter, digit or one of . _ / * - is '?'. */
+static const char *log_safe(const char *text, char *buf, size_t max)
+{
+	size_t i;
+
+	for (i = 0; text[i] && i + 1 < max; i++) {
+		unsigned char ch = (unsigned char)text[i];
+
+		buf[i] = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+					 (ch >= '0' && ch <= '9') || strchr("._/*-", ch)
+				 ? (char)ch
+				 : '?';
+	}
+	buf[i] = '\0';
+	return buf;
+}
+
+/*
+ * RQ's access-log line on stderr, once it is done: method, route (the
+ * table's path; the path itself, cut at 64 bytes, when no route has it),
+ * status ("-": none could be sent), bytes of the answer's body, time
+ * since its headers arrived, and the app it names.  Never a header, a
+ * token or the query string.  One write, so lines from the event loop and
+ * the server's other messages do not mix.
+ */
+static void access_log(const struct request *rq, bool aborted)
+{
+	char line[512], method[17], path[65], app[ACCESS_APP_MAX], status[12] = "-";
+	double ms = (double)(clock_ns(CLOCK_MONOTONIC) - rq->start_ns) / 1e6;
+
+	if (rq->status)
+		snprintf(status, sizeof(status), "%u", rq->status);
+	snprintf(line, sizeof(line), "plateau serve: access: %s %s %s bytes=%zu ms=%.1f%s%s%s\n",
+		 log_safe(rq->method, method, sizeof(method)),
+		 rq->rt ? rq->rt->path : log_safe(rq->url, path, sizeof(path)), status, rq->sent,
+		 ms, rq->app[0] ? " app=" : "", log_safe(rq->app, app, sizeof(app)),
+		 aborted ? " aborted" : "");
+	fputs(line, stderr);
+}
+
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			 enum MHD_RequestTerminationCode why)
 {
 	struct server *s = cls;
 	struct request *rq = *con_cls;
 
-	(void)why;
 	if (!rq)
 		return;
+	if (s->cfg.access_log)
+		access_log(rq, why != MHD_REQUEST_TERMINATED_COMPLETED_OK);
 	if (rq->counted)
 		atomic_fetch_sub(&s->inflight, 1);
 	body_drop(s, rq);

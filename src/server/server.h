@@ -36,6 +36,7 @@ struct server_config {
 	unsigned max_connections_per_ip; /* from one address; default 1024, 0 = no cap */
 	int64_t header_timeout_ns;	 /* to send a request's headers; default 10 s */
 	uint32_t max_nodes;		 /* default maxNodes of a query; 0 = every node */
+	bool access_log;		 /* a line per request on stderr (http.c); default on */
 	struct server_token *tokens;
 	size_t ntokens;
 	char **allow_labels; /* NULL-terminated, or NULL */
@@ -51,7 +52,8 @@ void server_config_release(struct server_config *c);
  * comments; keys as in doc/plateau-serve.md (token, allow-labels,
  * series-budget, max-body, max-inflated, max-inflated-total, max-concurrent,
  * max-connections, max-connections-per-ip, header-timeout, max-stack-depth,
- * max-nodes, retention, max-disk).  Errors name the file and line.
+ * max-nodes, retention, max-disk, access-log).  Errors name the file and
+ * line.
  */
 int server_config_load(struct server_config *c, const char *path, struct error *err);
 
