@@ -3,10 +3,11 @@
 #define PLATEAU_SERVER_H
 
 /*
- * plateau serve's HTTP side (http.c, config.c; doc/plateau-serve.md):
- * libmicrohttpd on 127.0.0.1:4040 by default, the routes of the
- * Pyroscope-compatible push API and plateau's query API over a service
- * (service.h), API tokens, request caps, /metrics and /healthz.
+ * plateau serve's HTTP side (http.c and http_*.c, whose shared parts are
+ * in http_int.h; auth.c, config.c; doc/plateau-serve.md): libmicrohttpd
+ * on 127.0.0.1:4040 by default, the routes of the Pyroscope-compatible
+ * push API and plateau's query API over a service (service.h), API
+ * tokens, request caps, /metrics, /healthz and the access log.
  */
 
 #include <stdbool.h>
