@@ -20,7 +20,7 @@
 
 static const char *const serve_usage[] = {
 	"plateau serve [--listen HOST:PORT] [--data DIR] [--config FILE] [--retention AGE]",
-	"              [--max-disk SIZE] [--disk-reserve SIZE] [--fsync]",
+	"              [--max-disk SIZE] [--disk-reserve SIZE] [--fsync] [-q]",
 	"plateau serve --check-labels [--data DIR]",
 	NULL,
 };
@@ -127,7 +127,7 @@ int cmd_serve(int argc, const char **argv)
 {
 	const char *listen = NULL, *data = "plateau-data", *config = NULL, *retention = NULL,
 		   *max_disk = NULL, *reserve = "128MiB";
-	bool fsync = false, check = false;
+	bool fsync = false, check = false, quiet = false;
 	const struct option opts[] = {
 		OPT_STRING(0, "listen", &listen, "HOST:PORT", "where to listen (127.0.0.1:4040)"),
 		OPT_STRING(0, "data", &data, "DIR",
@@ -143,6 +143,7 @@ int cmd_serve(int argc, const char **argv)
 		OPT_BOOL(0, "fsync", &fsync,
 			 "survive power loss too, not only a crash (slower pushes)"),
 		OPT_BOOL(0, "check-labels", &check, "print the series count per label and exit"),
+		OPT_BOOL('q', "quiet", &quiet, "no access log (a line per request on stderr)"),
 		OPT_END(),
 	};
 	struct server_config cfg;
@@ -159,6 +160,8 @@ int cmd_serve(int argc, const char **argv)
 	server_config_init(&cfg);
 	if (config && server_config_load(&cfg, config, &err) < 0)
 		die("%s", err.msg);
+	if (quiet)
+		cfg.access_log = false;
 	if (listen && server_config_listen(&cfg, listen, &err) < 0)
 		die_usage("%s", err.msg);
 	if (retention && duration_parse(retention, &cfg.svc.retention_ns, &err) < 0)

@@ -34,6 +34,7 @@ void server_config_init(struct server_config *c)
 	c->max_connections_per_ip = 1024;
 	c->header_timeout_ns = INT64_C(10000000000);
 	c->max_nodes = 8192;
+	c->access_log = true;
 	c->svc = svc;
 }
 
@@ -203,6 +204,13 @@ static int set_key(struct server_config *c, const char *key, const char *v, cons
 			return error_set(err, ERR_FORMAT,
 					 "%s: header-timeout: \"%s\" is not from 1s to 1h", where,
 					 v);
+		return 0;
+	}
+	if (!strcmp(key, "access-log")) {
+		if (strcmp(v, "on") && strcmp(v, "off"))
+			return error_set(err, ERR_FORMAT,
+					 "%s: access-log: \"%.64s\" is not on or off", where, v);
+		c->access_log = !strcmp(v, "on");
 		return 0;
 	}
 	if (!strcmp(key, "max-connections") || !strcmp(key, "max-connections-per-ip")) {

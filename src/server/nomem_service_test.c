@@ -12,13 +12,17 @@
  * leave nothing allocated (ASan's leak check at exit), and the service
  * must answer correctly afterwards.
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <setjmp.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -45,9 +49,13 @@ void *__wrap_realloc(void *p, size_t size);
 /* Allocations left before one fails; -1: none fails. */
 static int countdown = -1;
 static bool failed;
+/* Or: every allocation of exactly this many bytes fails (0: none), from any thread. */
+static _Atomic size_t fail_size;
 
-static bool fail_now(void)
+static bool fail_now(size_t size)
 {
+	if (size && size == fail_size)
+		return true;
 	if (countdown < 0)
 		return false;
 	if (countdown-- > 0)
@@ -58,17 +66,17 @@ static bool fail_now(void)
 
 void *__wrap_malloc(size_t size)
 {
-	return fail_now() ? NULL : __real_malloc(size);
+	return fail_now(size) ? NULL : __real_malloc(size);
 }
 
 void *__wrap_calloc(size_t nmemb, size_t size)
 {
-	return fail_now() ? NULL : __real_calloc(nmemb, size);
+	return fail_now(nmemb * size) ? NULL : __real_calloc(nmemb, size);
 }
 
 void *__wrap_realloc(void *p, size_t size)
 {
-	return fail_now() ? NULL : __real_realloc(p, size);
+	return fail_now(size) ? NULL : __real_realloc(p, size);
 }
 
 struct fixture {
@@ -498,12 +506,71 @@ static void test_config(void **state)
 	assert_true(n > 0);
 }
 
+/* Send REQ (LEN bytes) to 127.0.0.1:PORT, read the answer into OUT (NUL-terminated). */
+static void http_exchange(uint16_t port, const char *req, size_t len, char *out, size_t max)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	size_t got = 0;
+	ssize_t n;
+
+	assert_true(fd >= 0);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	for (size_t sent = 0; sent < len; sent += (size_t)n) {
+		n = send(fd, req + sent, len - sent, MSG_NOSIGNAL);
+		assert_true(n > 0);
+	}
+	while (got + 1 < max && (n = recv(fd, out + got, max - 1 - got, 0)) > 0)
+		got += (size_t)n;
+	out[got] = '\0';
+	close(fd);
+}
+
+/*
+ * A request body that cannot be allocated (issue 14): the server answers
+ * the static 503, then serves the next request as usual.
+ */
+static void test_http_body(void **state)
+{
+	enum { BODY = 100000 };
+	struct server_config cfg;
+	struct server *srv = NULL;
+	struct error err = ERROR_INIT;
+	char *req = malloc(BODY + 256), answer[4096];
+	int hlen;
+
+	(void)state;
+	assert_non_null(req);
+	server_config_init(&cfg);
+	cfg.port = 0;
+	assert_int_equal(server_start(&cfg, fx.sv, &srv, &err), 0);
+	hlen = snprintf(req, 256,
+			"POST /ingest?name=shop.cpu HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+			"Content-Length: %d\r\n\r\n",
+			BODY);
+	memset(req + hlen, 'a', BODY);
+	/* The body's one allocation: its announced length and the NUL. */
+	fail_size = BODY + 1;
+	http_exchange(server_port(srv), req, (size_t)hlen + BODY, answer, sizeof(answer));
+	fail_size = 0;
+	assert_non_null(strstr(answer, "HTTP/1.1 503"));
+	assert_non_null(strstr(answer, "Retry-After: 1"));
+	assert_non_null(strstr(answer, "{\"error\":\"out of memory: try again later\"}"));
+	http_exchange(server_port(srv), req, (size_t)hlen + BODY, answer, sizeof(answer));
+	assert_non_null(strstr(answer, "HTTP/1.1 400")); /* "aaa...": not folded stacks */
+	server_stop(srv);
+	server_config_release(&cfg);
+	free(req);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_push),   cmocka_unit_test(test_query),
-		cmocka_unit_test(test_labels), cmocka_unit_test(test_timeline),
-		cmocka_unit_test(test_roll),   cmocka_unit_test(test_config),
+		cmocka_unit_test(test_push),	  cmocka_unit_test(test_query),
+		cmocka_unit_test(test_labels),	  cmocka_unit_test(test_timeline),
+		cmocka_unit_test(test_roll),	  cmocka_unit_test(test_config),
+		cmocka_unit_test(test_http_body),
 	};
 
 	return cmocka_run_group_tests_name("server_nomem", tests, setup, teardown);

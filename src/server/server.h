@@ -3,10 +3,11 @@
 #define PLATEAU_SERVER_H
 
 /*
- * plateau serve's HTTP side (http.c, config.c; doc/plateau-serve.md):
- * libmicrohttpd on 127.0.0.1:4040 by default, the routes of the
- * Pyroscope-compatible push API and plateau's query API over a service
- * (service.h), API tokens, request caps, /metrics and /healthz.
+ * plateau serve's HTTP side (http.c and http_*.c, whose shared parts are
+ * in http_int.h; auth.c, config.c; doc/plateau-serve.md): libmicrohttpd
+ * on 127.0.0.1:4040 by default, the routes of the Pyroscope-compatible
+ * push API and plateau's query API over a service (service.h), API
+ * tokens, request caps, /metrics, /healthz and the access log.
  */
 
 #include <stdbool.h>
@@ -36,6 +37,7 @@ struct server_config {
 	unsigned max_connections_per_ip; /* from one address; default 1024, 0 = no cap */
 	int64_t header_timeout_ns;	 /* to send a request's headers; default 10 s */
 	uint32_t max_nodes;		 /* default maxNodes of a query; 0 = every node */
+	bool access_log;		 /* a line per request on stderr (http.c); default on */
 	struct server_token *tokens;
 	size_t ntokens;
 	char **allow_labels; /* NULL-terminated, or NULL */
@@ -51,7 +53,8 @@ void server_config_release(struct server_config *c);
  * comments; keys as in doc/plateau-serve.md (token, allow-labels,
  * series-budget, max-body, max-inflated, max-inflated-total, max-concurrent,
  * max-connections, max-connections-per-ip, header-timeout, max-stack-depth,
- * max-nodes, retention, max-disk).  Errors name the file and line.
+ * max-nodes, retention, max-disk, access-log).  Errors name the file and
+ * line.
  */
 int server_config_load(struct server_config *c, const char *path, struct error *err);
 

@@ -5,10 +5,11 @@
 /*
  * What `plateau serve` does, without HTTP (doc/plateau-serve.md): the
  * series index, ingest, queries, rollups and retention over a store
- * backend.  The HTTP layer (http.c) parses requests into these calls;
- * tests call them directly.  Thread-safe: any number of ingests and
- * queries at once; the background work (service_roll, service_retain)
- * runs from one thread.
+ * backend (service.c, service_ingest.c, service_query.c,
+ * service_labels.c, service_rollup.c).  The HTTP layer (http_push.c,
+ * http_query.c) parses requests into these calls; tests call them
+ * directly.  Thread-safe: any number of ingests and queries at once; the
+ * background work (service_roll, service_retain) runs from one thread.
  */
 
 #include <stdbool.h>

@@ -209,10 +209,23 @@ check_http "folded garbage to /ingest: 400" 400 POST '/ingest?name=x.cpu' --data
 check_http "bad ingest name: 400" 400 POST '/ingest?name=x.cpu%7Bregion' --data-binary @"$TMP/a.folded"
 check_http "/ingest without name: 400" 400 POST '/ingest' --data-binary @"$TMP/a.folded"
 check_http "an unknown endpoint: 404" 404 GET /api/v1/nothing
-check_http "GET on a push endpoint: 404" 404 GET /ingest
+check_http "GET on a push endpoint: 405" 405 GET /ingest -D "$TMP/headers"
+check_grep "... with Allow: POST" '^Allow: POST.?$' "$TMP/headers"
+check_grep "... and a JSON error" '^\{"error":"method not allowed' "$TMP/body"
+check_http "POST on a query endpoint: 405" 405 POST /api/v1/query --data-binary 'x' -D "$TMP/headers"
+check_grep "... with Allow: GET, HEAD" '^Allow: GET, HEAD.?$' "$TMP/headers"
+check_http "POST to a label's values: 405" 405 POST /api/v1/labels/region/values --data-binary 'x'
 check_http "until before from: 400" 400 POST "/api/v1/profiles?app=x&from=$NOW&until=$((NOW - 10))" \
 	--data-binary @"$GO_CPU"
 check "a bad push leaves the server serving" test "$(http GET /healthz)" = 200
+# ---- the access log: a line per request on stderr ----
+check_grep "access log: a query's line (method, route, status, bytes, ms, app)" \
+	'^plateau serve: access: GET /api/v1/query 200 bytes=[1-9][0-9]* ms=[0-9]+\.[0-9] app=shop$' "$TMP/main.log"
+check_grep "... a push's" '^plateau serve: access: POST /ingest 200 bytes=3 ms=[0-9.]+ app=shop$' "$TMP/main.log"
+check_grep "... a 405's, no app" '^plateau serve: access: GET /ingest 405 bytes=[0-9]+ ms=[0-9.]+$' "$TMP/main.log"
+check_grep "... a label's values: the route, not the label" \
+	'^plateau serve: access: GET /api/v1/labels/\*/values 200 ' "$TMP/main.log"
+check "... never a query string" sh -c "! grep -E 'access: .*(\\?|query=|from=)' '$TMP/main.log'"
 serve_stop
 
 # ---- caps: body size, gzip bomb, labels, concurrency; tokens ----
@@ -254,6 +267,9 @@ PLATEAU_TOKEN=nope "$PLATEAU" query --server "$URL" 'x.cpu' >/dev/null 2>"$TMP/t
 check_grep "... and a bad one is a one-line 401" 'HTTP 401: \{"error":"missing or invalid API token' "$TMP/tok.err"
 check "no token value in the server's log (which logged the refusals)" \
 	sh -c "grep -q 'listening on' '$TMP/caps.log' && ! grep -q secret123 '$TMP/caps.log'"
+check_grep "... whose access log has the requests sent with a token" \
+	'^plateau serve: access: POST /ingest 200 .* app=x$' "$TMP/caps.log"
+check "... and no Authorization, Bearer or token in it" sh -c "! grep -Ei 'authorization|bearer|token|nope' '$TMP/caps.log'"
 check_http "/metrics (read token)" 200 GET /metrics -H 'Authorization: Bearer readsecret123'
 check_grep "... counts the rejected pushes by reason" '^plateau_pushes_rejected_total\{reason="inflated_size"\} 1$' "$TMP/body"
 check_grep "... the auth refusals" '^plateau_pushes_rejected_total\{reason="auth"\} 2$' "$TMP/body"
@@ -275,6 +291,21 @@ check_grep "... naming the file, line and key" 'bad.conf:2: header-timeout: "500
 printf 'max-connections-per-ip = 0\nmax-connections = 8\n' >"$TMP/bad.conf"
 check_status "max-connections under 16: exit 1" 1 "$PLATEAU" serve --config "$TMP/bad.conf" --data "$TMP/x"
 check_grep "... naming the key" 'bad.conf:2: max-connections: "8" is not a whole number from 16 to 1048576' "$TMP/status.err"
+printf 'access-log = loud\n' >"$TMP/bad.conf"
+check_status "access-log neither on nor off: exit 1" 1 "$PLATEAU" serve --config "$TMP/bad.conf" --data "$TMP/x"
+check_grep "... naming the key" 'bad.conf:1: access-log: "loud" is not on or off' "$TMP/status.err"
+# --quiet, or access-log = off in the config: no access log.
+printf 'access-log = on\n' >"$TMP/on.conf"
+serve_start quiet --data "$TMP/quiet" --config "$TMP/on.conf" --quiet
+http GET /api/v1/labels >/dev/null
+check_http "--quiet: the server answers" 200 GET /healthz
+serve_stop
+check "... and logs no request" sh -c "grep -q 'listening on' '$TMP/quiet.log' && ! grep -q 'access:' '$TMP/quiet.log'"
+printf 'access-log = off\n' >"$TMP/off.conf"
+serve_start quiet2 --data "$TMP/quiet" --config "$TMP/off.conf"
+check_http "access-log = off: the server answers" 200 GET /healthz
+serve_stop
+check "... and logs no request" sh -c "grep -q 'listening on' '$TMP/quiet2.log' && ! grep -q 'access:' '$TMP/quiet2.log'"
 
 # ---- durability: kill -9 during a push stream ----
 serve_start crash --data "$TMP/crash"

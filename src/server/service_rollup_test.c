@@ -1,0 +1,346 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Tests of the service's background work (service_rollup.c) over a real
+ * SQLite store: rollups of sibling series together, of a backfill once,
+ * in small batches, apart when their pushes differ; a window whose data
+ * cannot be rolled up skipped; merges that overflow stay readable;
+ * retention by age and by size.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "format/format.h"
+#include "format/input.h"
+#include "profile/profile_testutil.h"
+#include "server/service.h"
+#include "server/service_testutil.h"
+#include "util/alloc.h"
+
+/*
+ * The series of one push's sample types roll up together (each push
+ * merged once); a push of one type alone under the same labels makes the
+ * window roll series by series.  Either way a query sees the same.
+ */
+static void test_sibling_rollups(void **state)
+{
+	struct fixture *f = *state;
+	struct error err = ERROR_INIT;
+	struct service_counters c;
+	char *before[3], *q;
+	const char *sels[] = {"duo.base", "duo.new", "duo.base{region=\"us\"}"};
+
+	for (int i = 0; i < 12; i++) {
+		push(f, "duo", NULL, "eu", T0 + i * 10 * SEC, "main;x 3 5\nmain;y 1 0\n");
+		push(f, "duo", NULL, "us", T0 + i * 10 * SEC, "main;z 2 7\n");
+	}
+	/* The second minute of eu also gets a push of one type alone. */
+	push(f, "duo", "base", "eu", T0 + 70 * SEC, "main;w 4\n");
+	for (size_t i = 0; i < 3; i++)
+		before[i] = query_text(f, sels[i], T0, T0 + HOUR, NULL);
+	assert_string_equal(before[0], "main;w 4\nmain;x 36\nmain;y 12\nmain;z 24\n");
+	assert_string_equal(before[1], "main;x 60\nmain;z 84\n");
+	assert_true(service_roll(f->sv, T0 + 3 * HOUR, 256, &err) > 0);
+	service_counters(f->sv, &c);
+	/*
+	 * Minutes: eu and us in the first, us in the second (3 pairs); then
+	 * us's ten minutes and hour (2 more).  eu's second minute, rolled
+	 * series by series, makes its windows above it go one by one too.
+	 */
+	assert_int_equal(c.rollups_shared, 10);
+	for (size_t i = 0; i < 3; i++) {
+		q = query_text(f, sels[i], T0, T0 + HOUR, NULL);
+		assert_string_equal(q, before[i]);
+		free(q);
+		free(before[i]);
+	}
+	/* One minute alone: its level-1 rollup. */
+	q = query_text(f, "duo.base", T0, T0 + 60 * SEC, NULL);
+	assert_string_equal(q, "main;x 18\nmain;y 6\nmain;z 12\n");
+	free(q);
+	q = query_text(f, "duo.new{region=\"eu\"}", T0 + 60 * SEC, T0 + 120 * SEC, NULL);
+	assert_string_equal(q, "main;x 30\n");
+	free(q);
+}
+
+/*
+ * Old data pushed fast (a backfill): a window is rolled once its series
+ * has moved past it, not after each of its pushes.
+ */
+static void test_backfill_rolls_once(void **state)
+{
+	struct fixture *f = *state;
+	struct error err = ERROR_INIT;
+	char *q;
+
+	close_service(f);
+	f->cfg.rollup_delay_ns = 10 * SEC;
+	open_service(f);
+	for (int i = 0; i < 6; i++)
+		push(f, "bf", "cpu", "eu", T0 + i * 10 * SEC, "main;a 1\n");
+	/* The minute is over by the clock, but its series has not moved on. */
+	assert_int_equal(service_roll(f->sv, T0 + 3 * HOUR, 256, &err), 0);
+	push(f, "bf", "cpu", "eu", T0 + 70 * SEC, "main;a 1\n");
+	/* Now it has: the first minute rolls, the second waits. */
+	assert_int_equal(service_roll(f->sv, T0 + 3 * HOUR, 256, &err), 1);
+	assert_int_equal(service_roll(f->sv, T0 + 3 * HOUR, 256, &err), 0);
+	q = query_text(f, "bf.cpu", T0, T0 + 60 * SEC, NULL);
+	assert_string_equal(q, "main;a 6\n");
+	free(q);
+	/* After a restart nothing is known of the pushes' clock: everything due rolls. */
+	close_service(f);
+	open_service(f);
+	assert_true(service_roll(f->sv, T0 + 3 * HOUR, 256, &err) > 0);
+	q = query_text(f, "bf.cpu", T0, T0 + HOUR, NULL);
+	assert_string_equal(q, "main;a 7\n");
+	free(q);
+}
+
+/*
+ * A small batch at a time, as under a backlog: every window still gets
+ * rolled, each once, the ten-minute and hourly ones after their children.
+ */
+static void test_roll_in_small_batches(void **state)
+{
+	struct fixture *f = *state;
+	struct error err = ERROR_INIT;
+	struct service_counters c;
+	struct store_stats st;
+	int n, total = 0;
+	char *q;
+
+	for (int i = 0; i < 60; i++)
+		push(f, "sb", "cpu", "eu", T0 + i * 10 * SEC, "main;a 1\n");
+	while ((n = service_roll(f->sv, T0 + 3 * HOUR, 2, &err)) > 0)
+		total += n;
+	assert_int_equal(n, 0);
+	assert_int_equal(total, 10 + 1 + 1);
+	service_counters(f->sv, &c);
+	assert_int_equal(c.rollups, 12);
+	assert_int_equal(service_store_stats(f->sv, &st, &err), 0);
+	assert_int_equal(st.stale, 0);
+	q = query_text(f, "sb.cpu", T0, T0 + HOUR, NULL);
+	assert_string_equal(q, "main;a 60\n");
+	free(q);
+}
+
+/*
+ * Four sample types rolled two windows at a time: each minute's rollup is
+ * made for two siblings, then the other two, each pair's blob holding all
+ * four types; the last minute for all four at once.  The ten minutes
+ * above must not merge the pairs' blobs with all their types (that counts
+ * every value twice): they roll series by series, and a query sees each
+ * push once.
+ */
+static void test_siblings_rolled_apart(void **state)
+{
+	struct fixture *f = *state;
+	struct series_label l[] = {{"region", "eu"}};
+	const char *types[] = {"t0", "t1", "t2", "t3"};
+	struct error err = ERROR_INIT;
+	char sel[32], *q;
+	int n;
+
+	for (int i = 0; i < 60; i++) {
+		struct profile *p = profile_new();
+		struct ingest_req req = {
+			"quad", NULL, NULL, l, 1, T0 + i * 10 * SEC, T0 + (i + 1) * 10 * SEC};
+		uint32_t frames[2];
+		int64_t v[4] = {1, 2, 3, 4};
+
+		for (int k = 0; k < 4; k++)
+			profile_add_type(p, types[k], "count");
+		frames[0] = profile_frame_named(p, "main", 4);
+		frames[1] = profile_frame_named(p, "work", 4);
+		assert_int_equal(profile_add_sample(p, profile_stack(p, frames, 2), 0, v), 0);
+		assert_int_equal(service_ingest(f->sv, &req, p, &err), 0);
+		profile_free(p);
+	}
+	/* Minutes 0-8 two at a time (pairs), then minute 9 and what is above, all together. */
+	while ((n = service_roll(f->sv, T0 + 9 * 60 * SEC + 30 * SEC, 2, &err)) > 0)
+		;
+	assert_int_equal(n, 0);
+	assert_true(service_roll(f->sv, T0 + 3 * HOUR, 256, &err) > 0);
+	for (int k = 0; k < 4; k++) {
+		char want[32];
+
+		snprintf(sel, sizeof(sel), "quad.%s", types[k]);
+		snprintf(want, sizeof(want), "main;work %d\n", 60 * (k + 1));
+		q = query_text(f, sel, T0, T0 + 10 * 60 * SEC, NULL); /* the ten-minute rollup */
+		assert_string_equal(q, want);
+		free(q);
+		q = query_text(f, sel, T0, T0 + HOUR, NULL); /* the hour's */
+		assert_string_equal(q, want);
+		free(q);
+	}
+}
+
+static void test_retention(void **state)
+{
+	struct fixture *f = *state;
+	struct error err = ERROR_INIT;
+	int64_t deleted;
+	char *q;
+
+	push(f, "r", "cpu", "eu", T0, "old 1\n");
+	push(f, "r", "cpu", "eu", T0 + 10 * 86400 * SEC, "new 1\n");
+	close_service(f);
+	f->cfg.retention_ns = 5 * 86400 * SEC;
+	open_service(f);
+	assert_int_equal(service_retain(f->sv, T0 + 10 * 86400 * SEC, &deleted, &err), 0);
+	assert_int_equal(deleted, 1);
+	q = query_text(f, "r.cpu", T0 - HOUR, T0 + 11 * 86400 * SEC, NULL);
+	assert_string_equal(q, "new 1\n");
+	free(q);
+}
+
+/* Over --max-disk, the oldest pushes go first, ten minutes at a time, until it fits. */
+static void test_retention_size(void **state)
+{
+	struct fixture *f = *state;
+	struct store_stats st;
+	struct error err = ERROR_INIT;
+	struct strbuf text = STRBUF_INIT;
+	int64_t deleted;
+	char *q;
+
+	/* Distinct frames per push, so that each blob takes a few KiB. */
+	for (int i = 0; i < 60; i++) {
+		strbuf_setlen(&text, 0);
+		for (int k = 0; k < 200; k++)
+			strbuf_addf(&text, "main;push%d_function_with_a_long_name_%d 1\n", i, k);
+		push(f, "big", "cpu", "eu", T0 + i * 60 * SEC, text.buf);
+	}
+	strbuf_release(&text);
+	/* Reopened, its WAL is checkpointed away: the store's size is the data's, not WAL slack. */
+	close_service(f);
+	open_service(f);
+	assert_int_equal(f->st->be->stats(f->st, &st, &err), 0);
+	close_service(f);
+	f->cfg.max_disk = (uint64_t)st.bytes_disk / 2;
+	open_service(f);
+	assert_int_equal(service_retain(f->sv, T0 + HOUR, &deleted, &err), 0);
+	assert_true(deleted > 0 && deleted < 60);
+	assert_int_equal(f->st->be->stats(f->st, &st, &err), 0);
+	assert_true((uint64_t)st.bytes_disk <= f->cfg.max_disk);
+	/* What is left is the newest. */
+	q = query_text(f, "big.cpu", T0, T0 + 10 * 60 * SEC, NULL);
+	assert_string_equal(q, "");
+	free(q);
+	q = query_text(f, "big.cpu", T0 + 59 * 60 * SEC, T0 + HOUR, NULL);
+	assert_non_null(strstr(q, "push59_"));
+	free(q);
+}
+
+static int first_series(const struct store_series *se, void *arg)
+{
+	*(int64_t *)arg = se->id;
+	return 1;
+}
+
+static uint64_t rollups_failed(struct fixture *f)
+{
+	struct service_counters c;
+
+	service_counters(f->sv, &c);
+	return c.rollups_failed;
+}
+
+/*
+ * Issue 14: a window whose data cannot be rolled up (here a blob that does
+ * not decode) is marked and skipped, counted and told once, not retried
+ * each step; the other windows roll; a push into it makes it try again.
+ */
+static void test_bad_window_skipped(void **state)
+{
+	struct fixture *f = *state;
+	struct error err = ERROR_INIT;
+	int64_t id = 0;
+	struct store_row r;
+
+	push(f, "bad", "cpu", "eu", T0, "main;a 1\n");
+	push(f, "bad", "cpu", "eu", T0 + 2 * 60 * SEC, "main;b 1\n");
+	f->st->be->series_each(f->st, first_series, &id, &err);
+	assert_true(id > 0);
+	r = (struct store_row){.series = id,
+			       .t0 = T0 + 5 * SEC,
+			       .t1 = T0 + 6 * SEC,
+			       .samples = 1,
+			       .total = 1,
+			       .blob = "not a blob",
+			       .len = 10};
+	assert_int_equal(f->st->be->put(f->st, &r, 1, &err), 0);
+	/* The minute at T0 fails, and the 10 minutes and the hour over it; T0+2m rolls. */
+	assert_int_equal(service_roll(f->sv, T0 + 3 * HOUR, 256, &err), 1);
+	assert_int_equal(err.code, ERR_FORMAT);
+	assert_non_null(strstr(err.msg, "skipped until a push changes it"));
+	assert_int_equal(rollups_failed(f), 3);
+	for (int i = 0; i < 3; i++) {
+		err = (struct error)ERROR_INIT;
+		assert_int_equal(service_roll(f->sv, T0 + 3 * HOUR, 256, &err), 0);
+		assert_int_equal(err.code, 0);
+	}
+	assert_int_equal(rollups_failed(f), 3);
+	/* A push changes the windows: tried once more, still failing, told again. */
+	push(f, "bad", "cpu", "eu", T0 + 10 * SEC, "main;c 1\n");
+	assert_int_equal(service_roll(f->sv, T0 + 3 * HOUR, 256, &err), 0);
+	assert_int_equal(err.code, ERR_FORMAT);
+	assert_int_equal(rollups_failed(f), 6);
+	err = (struct error)ERROR_INIT;
+	assert_int_equal(service_roll(f->sv, T0 + 3 * HOUR, 256, &err), 0);
+	assert_int_equal(err.code, 0);
+	/* The bad row gone (retention), a push rolls the windows again: they recover. */
+	assert_int_equal(f->st->be->delete_before(f->st, T0 + 7 * SEC, &(int64_t){0}, &err), 0);
+	push(f, "bad", "cpu", "eu", T0 + 20 * SEC, "main;d 1\n");
+	assert_int_equal(service_roll(f->sv, T0 + 3 * HOUR, 256, &err), 3);
+	assert_int_equal(err.code, 0);
+	assert_int_equal(rollups_failed(f), 6);
+	assert_int_equal(service_roll(f->sv, T0 + 3 * HOUR, 256, &err), 0);
+}
+
+/*
+ * Issue 14: pushes that each fit but whose sum does not leave their window
+ * readable: merged values saturate (flagged), in a query and in the
+ * rollup, which is written rather than retried.
+ */
+static void test_overflowing_merge_readable(void **state)
+{
+	struct fixture *f = *state;
+	struct error err = ERROR_INIT;
+	char *q;
+
+	push(f, "big", "cpu", "eu", T0, "a;b 9223372036854775807\n");
+	push(f, "big", "cpu", "eu", T0 + 10 * SEC, "a;b 9223372036854775000\na;c 5\n");
+	q = query_text(f, "big.cpu", T0, T0 + HOUR, NULL);
+	assert_string_equal(q, "a;b 9223372036854775807\na;c 5\n");
+	free(q);
+	assert_true(service_roll(f->sv, T0 + 3 * HOUR, 256, &err) > 0);
+	assert_int_equal(err.code, 0);
+	assert_int_equal(rollups_failed(f), 0);
+	q = query_text(f, "big.cpu", T0, T0 + HOUR, NULL);
+	assert_string_equal(q, "a;b 9223372036854775807\na;c 5\n");
+	free(q);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_sibling_rollups, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_backfill_rolls_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_window_skipped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_overflowing_merge_readable, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_roll_in_small_batches, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_siblings_rolled_apart, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_retention, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_retention_size, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
