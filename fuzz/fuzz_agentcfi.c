@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/unwind.h"
+#include "agent/stack/unwind.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 const char *__ubsan_default_options(void);

@@ -27,7 +27,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "agent/symtab.h"
+#include "agent/stack/symtab.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 const char *__ubsan_default_options(void);
