@@ -15,12 +15,17 @@
  *  - all thread-local state is initial-exec TLS (AGENT_TLS), so touching it
  *    never calls the TLS allocator.
  *
- * Modules: agent.c (start/stop, fork, config), thread.c (thread registry,
- * pthread_create), ring.c (per-thread sample rings), cpu.c (CPU timers),
- * wall.c (wall sampler), eintr.c (sleep/poll retried after our signals),
- * collect.c (the collector thread: drains rings, aggregates, exports),
- * unwind.c (.eh_frame parsing in unwind_cfi.c), symtab.c (ELF reading in
- * symtab_elf.c), pprof.c, push.c, alloc.c, live.c, lock.c, labels.c, region.c.
+ * Modules, by folder (doc/agent.md, "Where the code lives"):
+ *  - hooks/: cpu.c (signal handler, CPU timers), wall.c (wall sampler),
+ *    alloc.c, lock.c, eintr.c (sleep/poll retried after our signals): HOT,
+ *    they include only core's hot-safe headers and stack/unwind.h;
+ *  - core/: this contract, thread.c (thread registry, pthread_create),
+ *    ring.c (per-thread sample rings), live.c, sampling.c, config.c;
+ *  - stack/: unwind.c (.eh_frame parsing in unwind_cfi.c), symtab.c (ELF
+ *    reading in symtab_elf.c and symtab_code.c);
+ *  - export/: collect.c (the collector thread: drains rings, aggregates,
+ *    exports), aggregate.c, export.c, pprof.c, push.c;
+ *  - sdk/: agent.c (start/stop, fork, config), labels.c, region.c.
  */
 
 #include <stdatomic.h>
