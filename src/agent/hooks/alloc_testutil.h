@@ -363,6 +363,9 @@ static struct walk *walk_now(void)
 	agent_live_foreach(collect, w);
 	return w;
 }
+
+/* ---- the group: the main thread's slot and the live table ---- */
+
 static int group_setup(void **state)
 {
 	(void)state;

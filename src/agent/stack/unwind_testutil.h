@@ -277,6 +277,8 @@ static void assert_fixture_chain(const struct sample *s, size_t k)
 	assert_hops(s, k, hops, 4);
 }
 
+/* ---- fixtures and set-up ---- */
+
 static char dl_path[PATH_MAX];
 
 /* The library NAME beside this executable. */
