@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target: the agent unwinder's CFI parser (src/agent/unwind_cfi.c:
+ * libFuzzer target: the agent unwinder's CFI parser (src/agent/stack/unwind_cfi.c:
  * .eh_frame_hdr, CIEs, FDEs, CFA programs and expressions) through
  * agent_unwind_parse_module(), on a module the harness lays out in a heap
  * buffer of exactly the bytes its readable PT_LOADs claim, so that a read
@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/unwind.h"
+#include "agent/stack/unwind.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 const char *__ubsan_default_options(void);

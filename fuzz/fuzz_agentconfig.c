@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/config.h"
+#include "agent/core/config.h"
 
 struct fuzz_env {
 	const char *values[AGENT_VAR_COUNT];

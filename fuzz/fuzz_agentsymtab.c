@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * libFuzzer target: the agent's symbol table (src/agent/symtab.c and
+ * libFuzzer target: the agent's symbol table (src/agent/stack/symtab.c and
  * symtab_elf.c) on an arbitrary file.  The first HDR bytes place one
  * executable mapping and pick addresses; the rest is the file, written to
  * a memfd and given to agent_symtab_new_file() as /proc/self/fd/N, so the
@@ -27,7 +27,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "agent/symtab.h"
+#include "agent/stack/symtab.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 const char *__ubsan_default_options(void);
