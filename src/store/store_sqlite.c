@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The embedded SQLite backend of the profile store (store.h, doc/store.md).
+ * The embedded SQLite backend of the profile store (store.h, doc/store.md);
+ * retention, statistics and the full disk are in store_sqlite_space.c.
  *
  * One file, DIR/plateau.db, in WAL mode: one writer connection behind a
  * mutex (SQLite has one writer anyway) and a small pool of reader
@@ -39,51 +40,14 @@
 #include <unistd.h>
 
 #include "store/store.h"
+#include "store/store_sqlite_int.h"
 #include "util/alloc.h"
 #include "util/log.h"
 
 #define SCHEMA_VERSION "3"
-#define READERS_MAX    8
 #define BUSY_MS	       10000
-/* Pages of WAL before a commit checkpoints by itself: maintain() normally does it first. */
-#define WAL_AUTOCHECKPOINT 16384
-/*
- * DIR/plateau.reserve (store_sqlite_reserve()): room held back for a full
- * disk.  When the disk fills, the store gives it up so that retention can
- * delete, the WAL can be checkpointed and the file shrunk.  With a reserve
- * R, the WAL is checkpointed every R / 4 and never grows past R / 2 (so
- * that R is always enough to move it into the database), and the store
- * takes writes again once the file system has R + R / 2 + R / 4 free: the
- * reserve, half as much again, and the WAL's own size (truncating the WAL
- * alone does not end the episode).
- */
-#define RESERVE_NAME "plateau.reserve"
 
 const int64_t store_level_ns[STORE_LEVELS] = {0, 60000000000LL, 600000000000LL, 3600000000000LL};
-
-enum stmt_id {
-	ST_SERIES_FIND,
-	ST_SERIES_ADD,
-	ST_SERIES_SPAN,
-	ST_SERIES_ALL,
-	ST_PUT,
-	ST_STALE_MARK,
-	ST_ROLLUP_DEL,
-	ST_ROLLUP_REF,
-	ST_HOLDER_UNREF,
-	ST_HOLDER_DROP,
-	ST_STALE_CLEAR,
-	ST_SCAN,
-	ST_SCAN_TOTALS,
-	ST_STALE_EACH,
-	ST_STALE_RANGE,
-	ST_DELETE_BEFORE,
-	ST_DELETE_STALE_BEFORE,
-	ST_OLDEST,
-	ST_STATS,
-	ST_COUNTS,
-	ST_COUNT
-};
 
 static const char *const stmt_sql[ST_COUNT] = {
 	[ST_SERIES_FIND] = "SELECT id FROM series WHERE key = ?1",
@@ -159,26 +123,6 @@ static const char upgrade_1_sql[] =
 static const char upgrade_2_sql[] = "ALTER TABLE series ADD COLUMN agg INTEGER NOT NULL DEFAULT 0;"
 				    "UPDATE meta SET v = '3' WHERE k = 'schema';";
 
-struct conn {
-	sqlite3 *db;
-	sqlite3_stmt *st[ST_COUNT];
-};
-
-struct sqlite_store {
-	struct store base;
-	char *path;
-	char *reserve;	       /* DIR/plateau.reserve */
-	int64_t reserve_bytes; /* its size; 0: none */
-	bool fsync;
-	pthread_mutex_t wmu; /* the writer connection */
-	struct conn writer;
-	bool readonly;	  /* the writer could not open for a full disk: a reader until writable() */
-	struct conn ckpt; /* maintain()'s own connection, opened on first use */
-	pthread_mutex_t rmu; /* the reader pool */
-	struct conn *idle[READERS_MAX];
-	size_t nidle;
-};
-
 /* Whether DB's last error is a full disk (or quota). */
 static bool db_full(sqlite3 *db)
 {
@@ -187,13 +131,13 @@ static bool db_full(sqlite3 *db)
 	return db && (sqlite3_errcode(db) == SQLITE_FULL || e == ENOSPC || e == EDQUOT);
 }
 
-static int db_error(struct error *err, sqlite3 *db, const char *what)
+int sq_db_error(struct error *err, sqlite3 *db, const char *what)
 {
 	return error_set(err, db_full(db) ? ERR_NOSPACE : ERR_IO, "store: %s: %s", what,
 			 db ? sqlite3_errmsg(db) : "no database");
 }
 
-static void conn_close(struct conn *c)
+void sq_conn_close(struct conn *c)
 {
 	for (size_t i = 0; i < ST_COUNT; i++)
 		sqlite3_finalize(c->st[i]);
@@ -210,7 +154,7 @@ static int schema_upgrade(struct conn *c, const char *path, struct error *err)
 
 	if (sqlite3_prepare_v2(c->db, "SELECT v FROM meta WHERE k = 'schema'", -1, &q, NULL) !=
 	    SQLITE_OK)
-		return db_error(err, c->db, path);
+		return sq_db_error(err, c->db, path);
 	if (sqlite3_step(q) == SQLITE_ROW)
 		snprintf(version, sizeof(version), "%s", (const char *)sqlite3_column_text(q, 0));
 	sqlite3_finalize(q);
@@ -234,7 +178,7 @@ static int schema_upgrade(struct conn *c, const char *path, struct error *err)
 	return 0;
 }
 
-static int conn_open(struct conn *c, const char *path, bool fsync, bool writer, struct error *err)
+int sq_conn_open(struct conn *c, const char *path, bool fsync, bool writer, struct error *err)
 {
 	int flags = writer ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
 	char *msg = NULL;
@@ -242,9 +186,9 @@ static int conn_open(struct conn *c, const char *path, bool fsync, bool writer, 
 
 	memset(c, 0, sizeof(*c));
 	if (sqlite3_open_v2(path, &c->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-		int rc = db_error(err, c->db, path);
+		int rc = sq_db_error(err, c->db, path);
 
-		conn_close(c);
+		sq_conn_close(c);
 		return rc;
 	}
 	sqlite3_busy_timeout(c->db, BUSY_MS);
@@ -263,25 +207,25 @@ static int conn_open(struct conn *c, const char *path, bool fsync, bool writer, 
 		error_set(err, db_full(c->db) ? ERR_NOSPACE : ERR_IO, "store: %s: %s", path,
 			  msg ? msg : "cannot set up");
 		sqlite3_free(msg);
-		conn_close(c);
+		sq_conn_close(c);
 		return err->code;
 	}
 	if (writer && schema_upgrade(c, path, err) < 0) {
-		conn_close(c);
+		sq_conn_close(c);
 		return err->code;
 	}
 	for (size_t i = 0; i < ST_COUNT; i++) {
 		if (sqlite3_prepare_v3(c->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &c->st[i],
 				       NULL) != SQLITE_OK) {
-			db_error(err, c->db, "preparing a statement");
-			conn_close(c);
+			sq_db_error(err, c->db, "preparing a statement");
+			sq_conn_close(c);
 			return ERR_IO;
 		}
 	}
 	return 0;
 }
 
-static struct sqlite_store *ss(struct store *s)
+struct sqlite_store *sq_store(struct store *s)
 {
 	return (struct sqlite_store *)s;
 }
@@ -302,7 +246,7 @@ static struct conn *reader_get(struct sqlite_store *s, struct error *err)
 		error_set(err, ERR_NOMEM, "out of memory (a store reader)");
 		return NULL;
 	}
-	if (conn_open(c, s->path, s->fsync, false, err) < 0) {
+	if (sq_conn_open(c, s->path, s->fsync, false, err) < 0) {
 		free(c);
 		return NULL;
 	}
@@ -318,12 +262,10 @@ static void reader_put(struct sqlite_store *s, struct conn *c)
 	}
 	pthread_mutex_unlock(&s->rmu);
 	if (c) {
-		conn_close(c);
+		sq_conn_close(c);
 		free(c);
 	}
 }
-
-static int64_t wal_size(const struct sqlite_store *s);
 
 static sqlite3_stmt *stmt(struct conn *c, enum stmt_id id)
 {
@@ -338,13 +280,14 @@ static int step_done(struct conn *c, sqlite3_stmt *st, const char *what, struct 
 	int rc = sqlite3_step(st);
 
 	sqlite3_reset(st);
-	return rc == SQLITE_DONE ? 0 : db_error(err, c->db, what);
+	return rc == SQLITE_DONE ? 0 : sq_db_error(err, c->db, what);
 }
 
-static int exec(struct conn *c, const char *sql, struct error *err)
+int sq_exec(struct conn *c, const char *sql, struct error *err)
 {
-	return sqlite3_exec(c->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0
-								       : db_error(err, c->db, sql);
+	return sqlite3_exec(c->db, sql, NULL, NULL, NULL) == SQLITE_OK
+		       ? 0
+		       : sq_db_error(err, c->db, sql);
 }
 
 /*
@@ -352,9 +295,9 @@ static int exec(struct conn *c, const char *sql, struct error *err)
  * (?1, ?2, ...), calling ROW on each result row; ROW returns non-zero to
  * stop (returned as is).
  */
-static int read_rows(struct sqlite_store *s, enum stmt_id id, const int64_t *args, int nargs,
-		     int (*row)(sqlite3_stmt *q, void *arg), void *arg, const char *what,
-		     struct error *err)
+int sq_read_rows(struct sqlite_store *s, enum stmt_id id, const int64_t *args, int nargs,
+		 int (*row)(sqlite3_stmt *q, void *arg), void *arg, const char *what,
+		 struct error *err)
 {
 	struct conn *c = reader_get(s, err);
 	sqlite3_stmt *q;
@@ -373,7 +316,7 @@ static int read_rows(struct sqlite_store *s, enum stmt_id id, const int64_t *arg
 			goto out;
 		}
 	}
-	rc = rc == SQLITE_DONE ? 0 : db_error(err, c->db, what);
+	rc = rc == SQLITE_DONE ? 0 : sq_db_error(err, c->db, what);
 out:
 	sqlite3_reset(q);
 	reader_put(s, c);
@@ -381,8 +324,8 @@ out:
 }
 
 /* Run write statement ID with ARGS bound as integers (?1, ?2, ...). */
-static int write_args(struct conn *c, enum stmt_id id, const int64_t *args, int nargs,
-		      const char *what, struct error *err)
+int sq_write_args(struct conn *c, enum stmt_id id, const int64_t *args, int nargs, const char *what,
+		  struct error *err)
 {
 	sqlite3_stmt *q = stmt(c, id);
 
@@ -392,10 +335,10 @@ static int write_args(struct conn *c, enum stmt_id id, const int64_t *args, int 
 }
 
 /* End the writer's transaction: COMMIT after success, ROLLBACK after a failure. */
-static int txn_end(struct conn *c, int rc, struct error *err)
+int sq_txn_end(struct conn *c, int rc, struct error *err)
 {
 	if (rc == 0)
-		rc = exec(c, "COMMIT", err);
+		rc = sq_exec(c, "COMMIT", err);
 	if (rc < 0)
 		sqlite3_exec(c->db, "ROLLBACK", NULL, NULL, NULL);
 	return rc;
@@ -406,7 +349,7 @@ static int txn_end(struct conn *c, int rc, struct error *err)
 static int series_get(struct store *st, const char *key, const char *app, const char *type,
 		      bool average, int64_t *id, bool *created, struct error *err)
 {
-	struct sqlite_store *s = ss(st);
+	struct sqlite_store *s = sq_store(st);
 	struct conn *c = &s->writer;
 	sqlite3_stmt *q;
 	int rc = 0;
@@ -431,7 +374,7 @@ static int series_get(struct store *st, const char *key, const char *app, const 
 			*created = true;
 		}
 	} else {
-		rc = db_error(err, c->db, "looking up a series");
+		rc = sq_db_error(err, c->db, "looking up a series");
 	}
 	sqlite3_reset(q);
 	pthread_mutex_unlock(&s->wmu);
@@ -464,7 +407,8 @@ static int series_each(struct store *st, int (*fn)(const struct store_series *, 
 {
 	struct series_cb cb = {fn, arg};
 
-	return read_rows(ss(st), ST_SERIES_ALL, NULL, 0, series_row, &cb, "listing series", err);
+	return sq_read_rows(sq_store(st), ST_SERIES_ALL, NULL, 0, series_row, &cb, "listing series",
+			    err);
 }
 
 /* ---- writes ---- */
@@ -497,14 +441,14 @@ static int mark_stale(struct conn *c, const struct store_row *r, struct error *e
 			  store_window(3, r->t0)};
 
 	_Static_assert(STORE_LEVELS == 4, "ST_STALE_MARK names levels 1 to 3");
-	return write_args(c, ST_STALE_MARK, args, 4, "marking a rollup stale", err);
+	return sq_write_args(c, ST_STALE_MARK, args, 4, "marking a rollup stale", err);
 }
 
 static int span(struct conn *c, const struct store_row *r, struct error *err)
 {
 	int64_t args[] = {r->series, r->t0, r->t1};
 
-	return write_args(c, ST_SERIES_SPAN, args, 3, "updating a series", err);
+	return sq_write_args(c, ST_SERIES_SPAN, args, 3, "updating a series", err);
 }
 
 /*
@@ -516,10 +460,10 @@ static int wal_bound(struct sqlite_store *s, struct error *err)
 {
 	int64_t max = s->reserve_bytes / 2;
 
-	if (!max || wal_size(s) <= max)
+	if (!max || sq_wal_size(s) <= max)
 		return 0;
 	sqlite3_wal_checkpoint_v2(s->writer.db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
-	if (wal_size(s) <= max)
+	if (sq_wal_size(s) <= max)
 		return 0;
 	return error_set(err, ERR_NOSPACE, "store: the WAL is over %lld KiB: checkpoints fail",
 			 (long long)(max >> 10));
@@ -527,7 +471,7 @@ static int wal_bound(struct sqlite_store *s, struct error *err)
 
 static int put(struct store *st, const struct store_row *rows, size_t n, struct error *err)
 {
-	struct sqlite_store *s = ss(st);
+	struct sqlite_store *s = sq_store(st);
 	struct conn *c = &s->writer;
 	int64_t first_id = 0;
 	int rc;
@@ -539,7 +483,7 @@ static int put(struct store *st, const struct store_row *rows, size_t n, struct 
 	pthread_mutex_lock(&s->wmu);
 	rc = wal_bound(s, err);
 	if (rc == 0)
-		rc = exec(c, "BEGIN IMMEDIATE", err);
+		rc = sq_exec(c, "BEGIN IMMEDIATE", err);
 	for (size_t i = 0, first = 0; rc == 0 && i < n; i++) {
 		/* A run of rows with one blob: the first row stores it. */
 		bool shares = i > 0 && rows[i].blob == rows[first].blob &&
@@ -556,7 +500,7 @@ static int put(struct store *st, const struct store_row *rows, size_t n, struct 
 		if (rc == 0)
 			rc = span(c, &rows[i], err);
 	}
-	rc = txn_end(c, rc, err);
+	rc = sq_txn_end(c, rc, err);
 	pthread_mutex_unlock(&s->wmu);
 	return rc;
 }
@@ -575,18 +519,19 @@ static int rollup_del(struct conn *c, const int64_t *args, struct error *err)
 		holder = sqlite3_column_int64(q, 0);
 	sqlite3_reset(q);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return db_error(err, c->db, "replacing a rollup");
-	rc = write_args(c, ST_ROLLUP_DEL, args, 3, "replacing a rollup", err);
+		return sq_db_error(err, c->db, "replacing a rollup");
+	rc = sq_write_args(c, ST_ROLLUP_DEL, args, 3, "replacing a rollup", err);
 	if (rc == 0 && holder)
-		rc = write_args(c, ST_HOLDER_UNREF, &holder, 1, "replacing a shared rollup", err);
+		rc = sq_write_args(c, ST_HOLDER_UNREF, &holder, 1, "replacing a shared rollup",
+				   err);
 	if (rc == 0 && holder)
-		rc = write_args(c, ST_HOLDER_DROP, &holder, 1, "replacing a shared rollup", err);
+		rc = sq_write_args(c, ST_HOLDER_DROP, &holder, 1, "replacing a shared rollup", err);
 	return rc;
 }
 
 static int put_rollup(struct store *st, const struct store_row *r, int64_t gen, struct error *err)
 {
-	struct sqlite_store *s = ss(st);
+	struct sqlite_store *s = sq_store(st);
 	struct conn *c = &s->writer;
 	int64_t args[] = {r->series, r->level, r->t0, gen};
 	int rc;
@@ -594,14 +539,14 @@ static int put_rollup(struct store *st, const struct store_row *r, int64_t gen, 
 	if (r->level < 1 || r->level >= STORE_LEVELS)
 		return error_set(err, ERR_USAGE, "store: rollup level %d out of range", r->level);
 	pthread_mutex_lock(&s->wmu);
-	rc = exec(c, "BEGIN IMMEDIATE", err);
+	rc = sq_exec(c, "BEGIN IMMEDIATE", err);
 	if (rc == 0)
 		rc = rollup_del(c, args, err);
 	if (rc == 0 && r->len)
 		rc = put_one(c, r, 0, err);
 	if (rc == 0)
-		rc = write_args(c, ST_STALE_CLEAR, args, 4, "clearing a stale rollup", err);
-	rc = txn_end(c, rc, err);
+		rc = sq_write_args(c, ST_STALE_CLEAR, args, 4, "clearing a stale rollup", err);
+	rc = sq_txn_end(c, rc, err);
 	pthread_mutex_unlock(&s->wmu);
 	return rc;
 }
@@ -609,7 +554,7 @@ static int put_rollup(struct store *st, const struct store_row *r, int64_t gen, 
 static int put_rollups(struct store *st, const struct store_row *rows, const int64_t *gens,
 		       size_t n, struct error *err)
 {
-	struct sqlite_store *s = ss(st);
+	struct sqlite_store *s = sq_store(st);
 	struct conn *c = &s->writer;
 	const struct store_row *full = NULL; /* the first row with the blob */
 	int64_t holder = 0;
@@ -632,7 +577,7 @@ static int put_rollups(struct store *st, const struct store_row *rows, const int
 		readers += rows[i].len != 0;
 	}
 	pthread_mutex_lock(&s->wmu);
-	rc = exec(c, "BEGIN IMMEDIATE", err);
+	rc = sq_exec(c, "BEGIN IMMEDIATE", err);
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		int64_t args[] = {rows[i].series, rows[i].level, rows[i].t0};
 
@@ -656,9 +601,9 @@ static int put_rollups(struct store *st, const struct store_row *rows, const int
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		int64_t args[] = {rows[i].series, rows[i].level, rows[i].t0, gens[i]};
 
-		rc = write_args(c, ST_STALE_CLEAR, args, 4, "clearing a stale rollup", err);
+		rc = sq_write_args(c, ST_STALE_CLEAR, args, 4, "clearing a stale rollup", err);
 	}
-	rc = txn_end(c, rc, err);
+	rc = sq_txn_end(c, rc, err);
 	pthread_mutex_unlock(&s->wmu);
 	return rc;
 }
@@ -699,7 +644,7 @@ static int scan(struct store *st, int64_t series, int level, int64_t from, int64
 	struct scan_cb cb = {series, level, fn, arg};
 	int64_t args[] = {series, level, from, until};
 
-	return read_rows(ss(st), ST_SCAN, args, 4, scan_row, &cb, "reading profiles", err);
+	return sq_read_rows(sq_store(st), ST_SCAN, args, 4, scan_row, &cb, "reading profiles", err);
 }
 
 static int scan_totals(struct store *st, int64_t series, int level, int64_t from, int64_t until,
@@ -708,7 +653,8 @@ static int scan_totals(struct store *st, int64_t series, int level, int64_t from
 	struct scan_cb cb = {series, level, fn, arg};
 	int64_t args[] = {series, level, from, until};
 
-	return read_rows(ss(st), ST_SCAN_TOTALS, args, 4, scan_row, &cb, "reading totals", err);
+	return sq_read_rows(sq_store(st), ST_SCAN_TOTALS, args, 4, scan_row, &cb, "reading totals",
+			    err);
 }
 
 struct stale_cb {
@@ -734,8 +680,8 @@ static int stale_each(struct store *st, int level, size_t max,
 	struct stale_cb cb = {.each = fn, .arg = arg};
 	int64_t args[] = {max > INT64_MAX ? INT64_MAX : (int64_t)max, level};
 
-	return read_rows(ss(st), ST_STALE_EACH, args, 2, stale_row, &cb, "listing stale rollups",
-			 err);
+	return sq_read_rows(sq_store(st), ST_STALE_EACH, args, 2, stale_row, &cb,
+			    "listing stale rollups", err);
 }
 
 static int stale_range(struct store *st, int64_t series, int level, int64_t from, int64_t until,
@@ -744,290 +690,19 @@ static int stale_range(struct store *st, int64_t series, int level, int64_t from
 	struct stale_cb cb = {.range = fn, .arg = arg};
 	int64_t args[] = {series, level, from, until};
 
-	return read_rows(ss(st), ST_STALE_RANGE, args, 4, stale_row, &cb, "reading stale rollups",
-			 err);
-}
-
-/* ---- retention and statistics ---- */
-
-/* Pages the vacuum gives back per transaction: the WAL grows by about that much at a time. */
-#define VACUUM_CHUNK 256
-
-static int64_t freelist_pages(struct conn *c)
-{
-	sqlite3_stmt *q = NULL;
-	int64_t n = 0;
-
-	if (sqlite3_prepare_v2(c->db, "PRAGMA freelist_count", -1, &q, NULL) == SQLITE_OK &&
-	    sqlite3_step(q) == SQLITE_ROW)
-		n = sqlite3_column_int64(q, 0);
-	sqlite3_finalize(q);
-	return n;
-}
-
-/*
- * Give the freed pages back to the file system, a chunk at a time with
- * the WAL truncated after each, so that this works on a nearly full disk
- * (the writer's lock held).  Best effort: what is left stays free inside
- * the file for the next pushes.
- */
-static void give_back(struct conn *c)
-{
-	int64_t chunks = (freelist_pages(c) + VACUUM_CHUNK - 1) / VACUUM_CHUNK;
-	char sql[64];
-
-	snprintf(sql, sizeof(sql), "PRAGMA incremental_vacuum(%d)", VACUUM_CHUNK);
-	for (int64_t i = 0; i < chunks; i++)
-		if (sqlite3_exec(c->db, sql, NULL, NULL, NULL) != SQLITE_OK ||
-		    sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL,
-					      NULL) != SQLITE_OK)
-			break;
-	if (!chunks)
-		sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
-}
-
-static int delete_before(struct store *st, int64_t cutoff, int64_t *deleted, struct error *err)
-{
-	struct sqlite_store *s = ss(st);
-	struct conn *c = &s->writer;
-	/* Marks of windows that start before the cutoff's hour: nothing to roll up there. */
-	int64_t args[] = {cutoff}, marks[] = {store_window(STORE_LEVELS - 1, cutoff)};
-	int rc;
-
-	*deleted = 0;
-	pthread_mutex_lock(&s->wmu);
-	rc = exec(c, "BEGIN IMMEDIATE", err);
-	if (rc == 0)
-		rc = write_args(c, ST_DELETE_BEFORE, args, 1, "deleting old profiles", err);
-	if (rc == 0) {
-		*deleted = sqlite3_changes64(c->db);
-		rc = write_args(c, ST_DELETE_STALE_BEFORE, marks, 1, "deleting old rollup marks",
-				err);
-	}
-	rc = txn_end(c, rc, err);
-	if (rc == 0 && *deleted)
-		give_back(c);
-	pthread_mutex_unlock(&s->wmu);
-	return rc;
-}
-
-static int first_int64(sqlite3_stmt *q, void *arg)
-{
-	*(int64_t *)arg = sqlite3_column_int64(q, 0);
-	return 0;
-}
-
-static int oldest(struct store *st, int64_t *t, struct error *err)
-{
-	*t = 0;
-	return read_rows(ss(st), ST_OLDEST, NULL, 0, first_int64, t, "reading", err);
-}
-
-static int64_t file_size(const char *path)
-{
-	struct stat sb;
-
-	return stat(path, &sb) == 0 ? (int64_t)sb.st_size : 0;
-}
-
-static int64_t wal_size(const struct sqlite_store *s)
-{
-	char wal[PATH_MAX];
-
-	snprintf(wal, sizeof(wal), "%s-wal", s->path);
-	return file_size(wal);
-}
-
-/* The database and its WAL. */
-static int64_t disk_size(const struct sqlite_store *s)
-{
-	return file_size(s->path) + wal_size(s);
-}
-
-static int stats_row(sqlite3_stmt *q, void *arg)
-{
-	struct store_stats *out = arg;
-
-	out->series = sqlite3_column_int64(q, 0);
-	out->rows = sqlite3_column_int64(q, 1);
-	out->bytes_blobs = sqlite3_column_int64(q, 2);
-	out->oldest_ns = sqlite3_column_int64(q, 3);
-	out->newest_ns = sqlite3_column_int64(q, 4);
-	out->stale = sqlite3_column_int64(q, 5);
-	return 0;
-}
-
-/* Statistics by statement WHICH (ST_STATS, or ST_COUNTS for the cheap part). */
-static int stats_by(struct store *st, enum stmt_id which, struct store_stats *out,
-		    struct error *err)
-{
-	struct sqlite_store *s = ss(st);
-	int rc;
-
-	memset(out, 0, sizeof(*out));
-	rc = read_rows(s, which, NULL, 0, stats_row, out, "reading statistics", err);
-	out->bytes_disk = disk_size(s);
-	return rc;
-}
-
-static int stats(struct store *st, struct store_stats *out, struct error *err)
-{
-	return stats_by(st, ST_STATS, out, err);
-}
-
-static int counts(struct store *st, struct store_stats *out, struct error *err)
-{
-	return stats_by(st, ST_COUNTS, out, err);
-}
-
-static int disk_bytes(struct store *st, int64_t *bytes, struct error *err)
-{
-	(void)err;
-	*bytes = disk_size(ss(st));
-	return 0;
-}
-
-/*
- * A passive checkpoint from a connection of its own: it copies what it can
- * from the WAL into the database without blocking pushes, so that commits
- * rarely meet a full WAL and checkpoint under the writer's lock.
- */
-static int maintain(struct store *st, struct error *err)
-{
-	struct sqlite_store *s = ss(st);
-
-	if (!s->ckpt.db && conn_open(&s->ckpt, s->path, s->fsync, true, err) < 0)
-		return ERR_IO;
-	if (sqlite3_wal_checkpoint_v2(s->ckpt.db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL) !=
-	    SQLITE_OK)
-		return db_error(err, s->ckpt.db, "checkpointing");
-	return 0;
-}
-
-/* ---- a full disk ---- */
-
-/* The writer's WAL bounds for the reserve: checkpoint every quarter of it (4 KiB pages). */
-static int wal_pragmas(struct sqlite_store *s, struct error *err)
-{
-	int64_t r = s->reserve_bytes;
-	char sql[128];
-
-	snprintf(sql, sizeof(sql),
-		 "PRAGMA wal_autocheckpoint=%lld; PRAGMA journal_size_limit=%lld;",
-		 r ? (long long)(r / 4 / 4096) : (long long)WAL_AUTOCHECKPOINT,
-		 r ? (long long)(r / 4) : -1LL);
-	return exec(&s->writer, sql, err);
-}
-
-/* Free bytes that end a full disk episode (the reserve's comment). */
-static int64_t resume_bytes(const struct sqlite_store *s)
-{
-	return s->reserve_bytes + s->reserve_bytes / 2 + s->reserve_bytes / 4;
-}
-
-/* Bytes free for us on the store's file system. */
-static int64_t fs_free(const char *path)
-{
-	struct statvfs v;
-	uint64_t b;
-
-	if (statvfs(path, &v) != 0)
-		return 0;
-	b = (uint64_t)v.f_bavail;
-	return b > (uint64_t)INT64_MAX / (v.f_frsize ? v.f_frsize : 1) ? INT64_MAX
-								       : (int64_t)(b * v.f_frsize);
-}
-
-static bool reserve_present(const struct sqlite_store *s)
-{
-	if (!s->reserve_bytes)
-		return true;
-	return file_size(s->reserve) >= s->reserve_bytes;
-}
-
-/* Set the reserve aside (blocks allocated, not a sparse file); false when there is no room. */
-static bool reserve_make(const struct sqlite_store *s)
-{
-	int fd = open(s->reserve, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	int rc;
-
-	if (fd < 0)
-		return false;
-	rc = posix_fallocate(fd, 0, s->reserve_bytes);
-	if (rc == 0 && fsync(fd) != 0)
-		rc = errno;
-	close(fd);
-	if (rc != 0)
-		unlink(s->reserve);
-	return rc == 0;
-}
-
-/* A small write transaction: whether a commit goes through now. */
-static int probe(struct conn *c, struct error *err)
-{
-	char sql[96];
-
-	snprintf(sql, sizeof(sql), "INSERT OR REPLACE INTO meta(k, v) VALUES ('probe', '%lld')",
-		 (long long)time(NULL));
-	return exec(c, sql, err) < 0 ? db_error(err, c->db, "a probe write") : 0;
-}
-
-/*
- * Whether the store takes writes: its reserve is in place (made again
- * when R + R / 2 + R / 4 are free), the file system has half a reserve
- * free besides, and a probe commit goes through.
- * When not, it gives up the reserve and moves the WAL into the database,
- * so that retention has room to delete: ERR_NOSPACE.
- */
-static int writable(struct store *st, struct error *err)
-{
-	struct sqlite_store *s = ss(st);
-	struct conn *c = &s->writer;
-	bool have;
-	int rc = ERR_NOSPACE;
-
-	pthread_mutex_lock(&s->wmu);
-	have = reserve_present(s);
-	if (s->readonly) {
-		struct conn rw;
-		struct error e = ERROR_INIT;
-
-		if (conn_open(&rw, s->path, s->fsync, true, &e) == 0) {
-			conn_close(c);
-			*c = rw;
-			s->readonly = false;
-			wal_pragmas(s, &e);
-		}
-	}
-	if (s->readonly)
-		have = false; /* nothing can be written, not even a reserve */
-	sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
-	if (!have && !s->readonly && fs_free(s->path) >= resume_bytes(s))
-		have = !s->reserve_bytes || reserve_make(s);
-	if (have && fs_free(s->path) >= s->reserve_bytes / 2)
-		rc = probe(c, err);
-	if (rc == ERR_NOSPACE) {
-		if (have && s->reserve_bytes)
-			unlink(s->reserve);
-		sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
-		rc = error_set(err, ERR_NOSPACE,
-			       "store: the disk is full (%lld KiB free; writes resume at %lld KiB)",
-			       (long long)(fs_free(s->path) >> 10),
-			       (long long)(s->reserve_bytes ? resume_bytes(s) >> 10 : 0));
-	}
-	pthread_mutex_unlock(&s->wmu);
-	return rc;
+	return sq_read_rows(sq_store(st), ST_STALE_RANGE, args, 4, stale_row, &cb,
+			    "reading stale rollups", err);
 }
 
 static void sqlite_close(struct store *st)
 {
-	struct sqlite_store *s = ss(st);
+	struct sqlite_store *s = sq_store(st);
 
 	if (s->ckpt.db)
-		conn_close(&s->ckpt);
-	conn_close(&s->writer);
+		sq_conn_close(&s->ckpt);
+	sq_conn_close(&s->writer);
 	for (size_t i = 0; i < s->nidle; i++) {
-		conn_close(s->idle[i]);
+		sq_conn_close(s->idle[i]);
 		free(s->idle[i]);
 	}
 	pthread_mutex_destroy(&s->wmu);
@@ -1049,25 +724,25 @@ static const struct store_backend sqlite_backend = {
 	.scan_totals = scan_totals,
 	.stale_each = stale_each,
 	.stale_range = stale_range,
-	.delete_before = delete_before,
-	.oldest = oldest,
-	.stats = stats,
-	.counts = counts,
-	.disk_bytes = disk_bytes,
-	.maintain = maintain,
-	.writable = writable,
+	.delete_before = sq_delete_before,
+	.oldest = sq_oldest,
+	.stats = sq_stats,
+	.counts = sq_counts,
+	.disk_bytes = sq_disk_bytes,
+	.maintain = sq_maintain,
+	.writable = sq_writable,
 };
 
 int store_sqlite_reserve(struct store *st, int64_t bytes, struct error *err)
 {
-	struct sqlite_store *s = ss(st);
+	struct sqlite_store *s = sq_store(st);
 	int rc;
 
 	if (bytes < 0 || (bytes && bytes < (INT64_C(1) << 20)))
 		return error_set(err, ERR_USAGE, "store: a reserve is 0 or at least 1 MiB");
 	pthread_mutex_lock(&s->wmu);
 	s->reserve_bytes = bytes;
-	rc = s->readonly ? 0 : wal_pragmas(s, err);
+	rc = s->readonly ? 0 : sq_wal_pragmas(s, err);
 	pthread_mutex_unlock(&s->wmu);
 	if (!bytes)
 		unlink(s->reserve);
@@ -1096,16 +771,16 @@ int store_sqlite_open(const char *dir, bool fsync, struct store **out, struct er
 	s->fsync = fsync;
 	pthread_mutex_init(&s->wmu, NULL);
 	pthread_mutex_init(&s->rmu, NULL);
-	rc = conn_open(&s->writer, path, fsync, true, err);
+	rc = sq_conn_open(&s->writer, path, fsync, true, err);
 	/*
 	 * A full disk: the reserve's room lets it open; without one, it opens
-	 * to read (writable() says whether it can write, and reopens it).
+	 * to read (sq_writable() says whether it can write, and reopens it).
 	 */
 	if (rc == ERR_NOSPACE && unlink(reserve) == 0)
-		rc = conn_open(&s->writer, path, fsync, true, err);
+		rc = sq_conn_open(&s->writer, path, fsync, true, err);
 	if (rc == ERR_NOSPACE) {
 		*err = (struct error)ERROR_INIT;
-		rc = conn_open(&s->writer, path, fsync, false, err);
+		rc = sq_conn_open(&s->writer, path, fsync, false, err);
 		s->readonly = rc == 0;
 	}
 	if (rc < 0) {
