@@ -115,7 +115,7 @@ static void check_name(const char *name, uintptr_t pc)
 		BUG("empty name at %#lx", (unsigned long)pc);
 	const char *at = strchr(name + 1, '@');
 
-	/* "x@plt" names a PLT stub (lib/symname.h); any other '@' is a version. */
+	/* "x@plt" names a PLT stub (symbol/symname.h); any other '@' is a version. */
 	if (at && strcmp(at, "@plt"))
 		BUG("name \"%s\" keeps its version suffix", name);
 }

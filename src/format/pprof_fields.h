@@ -5,7 +5,7 @@
 /*
  * Field numbers of profile.proto's Profile message, for the two streaming
  * writers that frame its repeated fields by hand (src/format/pprof_write.c
- * and the agent's src/agent/pprof.c; the agent may use nothing else of
+ * and the agent's src/agent/export/pprof.c; the agent may use nothing else of
  * src/ but the header-only pieces doc/architecture.md lists).
  */
 enum pprof_field {

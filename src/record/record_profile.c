@@ -160,7 +160,7 @@ static uint32_t unnamed_frame(struct symctx *c, uint32_t map, uint64_t addr, uin
 
 		if (!have_offset)
 			offset = addr - m->start + m->pgoff;
-		/* The agent names such code the same way (lib/symname.h). */
+		/* The agent names such code the same way (symbol/symname.h). */
 		symname_unnamed(buf, sizeof(buf), rec_path_is_anon(path) ? "[anon]" : path, offset);
 		f.module = profile_intern_str(c->p, path);
 		if (m->jitpid)

@@ -5,7 +5,7 @@
 /*
  * For unit tests: the PLT-stub check both collectors make, `plateau
  * record`'s symbolizer (src/symbol/symbolize_test.c) and the agent's symbol
- * table (src/agent/symtab_test.c).  Expected names come from binutils
+ * table (src/agent/stack/symtab_test.c).  Expected names come from binutils
  * (objdump labels each stub "x@plt", reading the relocations too; readelf
  * gives the executable PT_LOAD), never from the code under test.
  * Header-only; include it after <cmocka.h>.

@@ -5,7 +5,7 @@
 
 /*
  * Where an unnamed function starts, through the file's .eh_frame_hdr
- * table and .eh_frame FDEs: the parsing and its checks are lib/ehframe_hdr.h's,
+ * table and .eh_frame FDEs: the parsing and its checks are symbol/ehframe_hdr.h's,
  * shared with the agent; this reads the sections with libelf, once per file.
  *
  * Why not libdw's CFI (dwarf_getcfi_elf, dwarf_cfi_addrframe,
@@ -17,7 +17,7 @@
  *   a prologue), not the FDE's initial location; libdw has no call that
  *   returns the FDE's start for an address (dwarf_next_cfi walks the
  *   entries and leaves the encoded pointer to the caller, which is what
- *   lib/ehframe_hdr.h decodes).  Both find an FDE for the same addresses,
+ *   symbol/ehframe_hdr.h decodes).  Both find an FDE for the same addresses,
  *   but libdw's start agrees with the function's on 21% of them in
  *   /usr/bin/python3 (9,069 functions named with 20,303 offsets, 2.2 per
  *   function), 4% in sqlite3 (8.7 per function), 22% in libc.so.6 (3.3):
@@ -31,12 +31,12 @@
  *   0.28-0.75 us a lookup here, 0.41-1.17 us there (runs vary on the
  *   shared 2-core machine).
  * - One answer for both collectors.  The agent's unwind rows and symbol
- *   tables (src/agent/unwind_cfi.c, symtab_code.c) are built inside the
+ *   tables (src/agent/stack/unwind_cfi.c, symtab_code.c) are built inside the
  *   programs it profiles, with no library but libc and libcurl and with
  *   mmap for memory (in dl_iterate_phdr's callback), so they cannot use
- *   libdw; sharing lib/ehframe_hdr.h keeps `plateau record` and the agent
+ *   libdw; sharing symbol/ehframe_hdr.h keeps `plateau record` and the agent
  *   naming an unnamed function by the same start.  The record-time
- *   unwinder (lib/unwind.c) does use libdw (dwfl_getthread_frames): there
+ *   unwinder (record/unwind.c) does use libdw (dwfl_getthread_frames): there
  *   CFI rows are what is needed.
  */
 

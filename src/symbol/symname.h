@@ -6,7 +6,7 @@
  * How code is named when its file does not name it, shared by every
  * collector so that one function gets one frame whichever collector saw
  * it: `plateau record` (src/record/record_profile.c, symbolize_elf.c) and the
- * in-process agent (src/agent/pprof.c, symtab_code.c).  Header-only and
+ * in-process agent (src/agent/export/pprof.c, symtab_code.c).  Header-only and
  * free of dependencies: the agent may include it (doc/symbolize.md,
  * "Names of unnamed code" and "PLT stubs").
  */
@@ -87,7 +87,7 @@ static inline enum symname_plt_kind symname_plt_stub(const uint8_t *code, size_t
 struct symname_slot {
 	uint64_t got; /* ELF vaddr of the slot */
 	union {
-		uint32_t sym;	  /* src/agent/symtab_code.c */
+		uint32_t sym;	  /* src/agent/stack/symtab_code.c */
 		const char *name; /* src/symbol/symbolize_plt.c */
 	};
 };

@@ -323,7 +323,7 @@ static uint32_t function_of(struct writer *w, int64_t name, int64_t file)
 
 /*
  * The function of code no symbol names, as `plateau record` names it:
- * "module+0xVADDR" (lib/symname.h), VADDR its function's start from the
+ * "module+0xVADDR" (symbol/symname.h), VADDR its function's start from the
  * unwind tables when they cover it; 0 when PC's mapping is unknown.
  */
 static uint32_t unnamed_function(struct writer *w, uintptr_t pc)

@@ -79,7 +79,7 @@ int agent_symtab_lookup(struct agent_symtab *st, uintptr_t pc, const char **name
 
 /*
  * For PC, which agent_symtab_lookup() did not name: *VADDR gets the file
- * vaddr its frame is named by ("module+0xVADDR", lib/symname.h, as
+ * vaddr its frame is named by ("module+0xVADDR", symbol/symname.h, as
  * `plateau record` names it): the start of the function holding PC, from
  * the .eh_frame FDE that covers it (the file's .eh_frame_hdr table, read
  * on the first call per file), else PC's own file vaddr.  Returns the

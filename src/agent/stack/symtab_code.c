@@ -4,7 +4,7 @@
  * tables when symbols do not name code: PLT stubs from the PLT's code and
  * relocations, and the start of unnamed functions from .eh_frame.  The
  * rules are `plateau record`'s (doc/symbolize.md), so that both collectors
- * name the same code alike (lib/symname.h).  COLD: read from the file at
+ * name the same code alike (symbol/symname.h).  COLD: read from the file at
  * S with bounds-checked reads; every count and offset is checked.
  */
 #include <errno.h>
@@ -239,7 +239,7 @@ int elf_plt_symbols(const struct elf *e, struct syms *tab)
 	return rc;
 }
 
-/* ---- function starts from .eh_frame (lib/ehframe_hdr.h) ---- */
+/* ---- function starts from .eh_frame (symbol/ehframe_hdr.h) ---- */
 
 /* Each table entry's start and its FDE's range (0 when the FDE does not start there). */
 static void fill_ranges(const struct ehframe *eh, struct fde_ranges *out)

@@ -146,7 +146,7 @@ void syms_finish(struct syms *tab);
 
 /*
  * Add to TAB (loaded or empty, elf_sections() read on E) a symbol
- * "target@plt" (lib/symname.h) for each PLT entry of E (.plt, .plt.sec,
+ * "target@plt" (symbol/symname.h) for each PLT entry of E (.plt, .plt.sec,
  * .plt.got) whose GOT slot or relocation index names a dynamic symbol,
  * "[plt]" for the other entries and one "[plt]" over each whole PLT
  * section; then sort TAB again.  Returns 0, or a negative errno (TAB is
