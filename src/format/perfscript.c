@@ -2,7 +2,7 @@
 #include "util/common.h"
 #include "util/strbuf.h"
 #include "format/perfscript.h"
-#include "format/perfscript_inline.h"
+#include "symbol/addr2line.h"
 #include "format/perfscript_int.h"
 
 /*

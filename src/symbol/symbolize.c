@@ -13,7 +13,7 @@
  * (symbolize_dwarf.c).
  */
 
-/* From libiberty's demangle.h, which clashes with our headers (see perfscript_inline.c). */
+/* From libiberty's demangle.h, which clashes with our headers (see addr2line.c). */
 extern char *cplus_demangle(const char *mangled, int options);
 #define DMGL_PARAMS (1 << 0)
 #define DMGL_ANSI   (1 << 1)

@@ -5,7 +5,7 @@
 /*
  * Internal to the symbolizer (symbolize_dwarf.c): inline chains and
  * file:line from DWARF, through a per-compile-unit address index; and the
- * address map that index is made of, also used by perfscript_inline.c.
+ * address map that index is made of, also used by addr2line.c.
  */
 
 #include <stdbool.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef PLATEAU_PERFSCRIPT_INLINE_H
-#define PLATEAU_PERFSCRIPT_INLINE_H
+#ifndef PLATEAU_ADDR2LINE_H
+#define PLATEAU_ADDR2LINE_H
 
 #include <stddef.h>
 

@@ -9,7 +9,7 @@
 #include "util/common.h"
 #include "util/hash.h"
 #include "util/strbuf.h"
-#include "format/perfscript_inline.h"
+#include "symbol/addr2line.h"
 #include "symbol/symbolize_dwarf.h"
 
 /*
