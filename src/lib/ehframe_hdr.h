@@ -18,8 +18,8 @@
  * data) and the in-process agent (src/agent/symtab_code.c, over sections it
  * read itself).  Header-only and libc-only (its reads are util/cursor.h's,
  * header-only too): the agent may include it (doc/symbolize.md, "Unnamed
- * addresses").  Nothing here
- * allocates; every pointer is borrowed from the caller.
+ * addresses").  Nothing here allocates; every pointer is borrowed from the
+ * caller.
  */
 
 #include <stdbool.h>

@@ -98,9 +98,9 @@ static int out_of_range(struct reader *r, const char *what, uint32_t i, const ch
  * without looking at the end, one check for the run instead of one a
  * byte.  Numbers take a byte or two, so the runs shrink slowly and only
  * the last few numbers of a body are read with the checks (util/cursor.h's
- * varint; the runs are the one place numbers are read without it).  Each column
- * loop keeps its position in a local, which stores to the output cannot
- * alias (the build has no strict aliasing).
+ * varint; the runs are the one place numbers are read without it).  Each
+ * column loop keeps its position in a local, which stores to the output
+ * cannot alias (the build has no strict aliasing).
  */
 /*
  * A number of more than one byte at p, VARINT_MAX bytes readable; NULL
