@@ -15,6 +15,7 @@
 #include "record/record.h"
 #include "cmd/cmd.h"
 #include "cmd/record_agent.h"
+#include "util/duration.h"
 
 static const char *const record_usage[] = {
 	"plateau record [-F HZ] [-e cpu|offcpu|wall|alloc|lock]... [-g auto|fp|dwarf] [-d SECONDS] "
@@ -56,28 +57,6 @@ static void install(int sig, void (*fn)(int))
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = sig == SIGCHLD ? SA_NOCLDSTOP | SA_RESTART : SA_RESTART;
 	sigaction(sig, &sa, NULL);
-}
-
-/* "2ms", "500us", "1s", "100ns"; 0 alone is allowed.  Returns -1 when bad. */
-static int64_t parse_duration(const char *s)
-{
-	static const struct {
-		const char *unit;
-		double ns;
-	} units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || v < 0 || !isfinite(v))
-		return -1;
-	if (!*end)
-		return v == 0 ? 0 : -1;
-	for (size_t i = 0; i < ARRAY_SIZE(units); i++)
-		if (!strcmp(end, units[i].unit) && v * units[i].ns < 9e18)
-			return (int64_t)(v * units[i].ns);
-	return -1;
 }
 
 static unsigned parse_events(const char **list)
@@ -411,7 +390,7 @@ int cmd_record(int argc, const char **argv)
 		die_usage("-d must be a number of seconds, not %g", duration);
 	if (pages < 0 || (pages & (pages - 1)))
 		die_usage("--mmap-pages must be a power of two, not %d", pages);
-	if (min_block && (mb = parse_duration(min_block)) < 0)
+	if (min_block && duration_scan(min_block, &mb, NULL) < 0)
 		die_usage("--min-block takes a duration such as 100us or 2ms, not '%s'", min_block);
 	fmt = format ? format_from_name(format) : format_from_filename(out_path);
 	if (fmt == FMT_UNKNOWN || fmt == FMT_PERF_SCRIPT) {

@@ -2,6 +2,7 @@
 #include <pthread.h>
 
 #include "format/pprof_decode.h"
+#include "util/cursor.h"
 
 /*
  * The protobuf wire format, as far as profile.proto needs it: a message
@@ -117,27 +118,17 @@ static void *grow(struct rd *r, void *arr, int which, size_t need, size_t size, 
 #define GROW(r, arr, which, need, rc) \
 	((arr) = grow(r, (arr), which, need, sizeof(*(arr)), &(rc)), (rc))
 
+/* The varint at *PP, before END: *PP moves past it; false, nothing moved, when it is bad. */
 static inline bool varint(const uint8_t **pp, const uint8_t *end, uint64_t *v)
 {
-	const uint8_t *p = *pp;
-	uint64_t x = 0;
+	struct cursor c = {*pp, end, CURSOR_OK};
+	uint64_t x = cursor_varint(&c);
 
-	if (p < end && *p < 0x80) {
-		*v = *p;
-		*pp = p + 1;
-		return true;
-	}
-	for (unsigned shift = 0; shift < 64 && p < end; shift += 7) {
-		uint8_t b = *p++;
-
-		x |= (uint64_t)(b & 0x7f) << shift;
-		if (b < 0x80) {
-			*v = x;
-			*pp = p;
-			return true;
-		}
-	}
-	return false;
+	if (!cursor_ok(&c))
+		return false;
+	*v = x;
+	*pp = c.p;
+	return true;
 }
 
 static int bad_varint(struct rd *r, const uint8_t *p, const uint8_t *end)

@@ -5,6 +5,7 @@
 #include "format/input.h"
 #include "util/common.h"
 #include "util/error.h"
+#include "util/cursor.h"
 
 /*
  * pprof's profile.proto (proto/profile.proto) decoded straight from the
@@ -106,25 +107,16 @@ struct pbd_profile {
 static inline const uint64_t *pbd_sample_ids(const struct pbd_profile *pb,
 					     const struct pbd_sample *s, uint64_t *scratch)
 {
-	const uint8_t *p = s->loc_raw, *end;
+	struct cursor c;
 	uint64_t *out = scratch;
 
 	/* (No offset on a NULL array: a profile without ids has none yet.) */
-	if (!p)
+	if (!s->loc_raw)
 		return pb->location_ids ? pb->location_ids + s->loc_off : NULL;
-	end = p + s->loc_raw_len;
-	while (p < end) {
-		uint64_t v = 0;
-
-		for (unsigned shift = 0;; shift += 7) {
-			uint8_t b = *p++;
-
-			v |= (uint64_t)(b & 0x7f) << (shift & 63);
-			if (b < 0x80)
-				break;
-		}
-		*out++ = v;
-	}
+	/* Checked when decoded: every varint ends inside the run. */
+	c = cursor_make(s->loc_raw, s->loc_raw_len);
+	while (cursor_left(&c))
+		*out++ = cursor_varint(&c);
 	return scratch;
 }
 

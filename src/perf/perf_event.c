@@ -11,6 +11,7 @@
 
 #include "perf/perf_event.h"
 #include "perf/perf_ring.h"
+#include "util/cursor.h"
 
 #define BASE_SAMPLE_TYPE \
 	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
@@ -484,54 +485,67 @@ void perf_session_close(struct perf_session *s)
 
 /* ---- parsing ---- */
 
-struct cursor {
-	const uint8_t *p;
-	size_t len, off;
+/*
+ * A record's fields, read by util/cursor.h's cursor (in host byte order,
+ * as the kernel writes them); each read is checked first, so that a
+ * field that runs past the record is named with its offset.
+ */
+struct rec_cur {
+	struct cursor c;      /* the fields left; end is the record's (or its trailer's) */
+	const uint8_t *start; /* the record's first byte: offsets count from it */
 	const char *rec;
 	struct error *err;
 };
 
-static int cur_fail(struct cursor *c, const char *field)
+/* Offset of the next field, and of the end, from the record's start. */
+static size_t cur_off(const struct rec_cur *c)
+{
+	return (size_t)(c->c.p - c->start);
+}
+
+static size_t cur_len(const struct rec_cur *c)
+{
+	return (size_t)(c->c.end - c->start);
+}
+
+static int cur_fail(struct rec_cur *c, const char *field)
 {
 	return error_set(c->err, ERR_FORMAT,
 			 "perf record %s: field %s at byte %zu runs past its size %zu", c->rec,
-			 field, c->off, c->len);
+			 field, cur_off(c), cur_len(c));
 }
 
-static int cur_u64(struct cursor *c, uint64_t *v, const char *field)
+static int cur_u64(struct rec_cur *c, uint64_t *v, const char *field)
 {
-	if (c->len - c->off < 8)
+	if (cursor_left(&c->c) < 8)
 		return cur_fail(c, field);
-	memcpy(v, c->p + c->off, 8);
-	c->off += 8;
+	cursor_copy(&c->c, v, 8);
 	return 0;
 }
 
-static int cur_u32x2(struct cursor *c, uint32_t *a, uint32_t *b, const char *field)
+static int cur_u32x2(struct rec_cur *c, uint32_t *a, uint32_t *b, const char *field)
 {
-	if (c->len - c->off < 8)
+	if (cursor_left(&c->c) < 8)
 		return cur_fail(c, field);
-	memcpy(a, c->p + c->off, 4);
-	memcpy(b, c->p + c->off + 4, 4);
-	c->off += 8;
+	cursor_copy(&c->c, a, 4);
+	cursor_copy(&c->c, b, 4);
 	return 0;
 }
 
 /* n u64s, returned as a pointer into the record (8-byte aligned). */
-static int cur_array(struct cursor *c, uint64_t n, const uint64_t **out, const char *field)
+static int cur_array(struct rec_cur *c, uint64_t n, const uint64_t **out, const char *field)
 {
-	if (n > (c->len - c->off) / 8)
+	if (n > cursor_left(&c->c) / 8)
 		return cur_fail(c, field);
-	*out = (const uint64_t *)(const void *)(c->p + c->off);
-	c->off += n * 8;
+	*out = (const uint64_t *)(const void *)cursor_bytes(&c->c, n * 8);
 	return 0;
 }
 
-static int cur_skip(struct cursor *c, uint64_t n, const char *field)
+static int cur_skip(struct rec_cur *c, uint64_t n, const char *field)
 {
-	if (n > c->len - c->off)
+	if (n > cursor_left(&c->c))
 		return cur_fail(c, field);
-	c->off += n;
+	cursor_skip(&c->c, n);
 	return 0;
 }
 
@@ -546,13 +560,13 @@ static size_t id_trailer_size(const struct perf_layout *l)
 		    !!(t & PERF_SAMPLE_IDENTIFIER));
 }
 
-static int parse_id_trailer(const struct perf_layout *l, struct cursor *c, struct perf_record *r)
+static int parse_id_trailer(const struct perf_layout *l, struct rec_cur *c, struct perf_record *r)
 {
 	uint64_t t = l->sample_type, v;
-	struct cursor tc = *c;
+	struct rec_cur tc = *c;
 	int ret = 0;
 
-	tc.off = c->len - id_trailer_size(l);
+	tc.c.p = c->c.end - id_trailer_size(l);
 	if (t & PERF_SAMPLE_TID)
 		ret = ret ? ret : cur_u32x2(&tc, &r->pid, &r->tid, "sample_id.tid");
 	if (t & PERF_SAMPLE_TIME)
@@ -595,7 +609,7 @@ static void split_callchain(struct perf_sample *s, const uint64_t *ips, size_t n
 	}
 }
 
-static int parse_sample_regs_stack(const struct perf_layout *l, struct cursor *c,
+static int parse_sample_regs_stack(const struct perf_layout *l, struct rec_cur *c,
 				   struct perf_sample *s)
 {
 	uint64_t t = l->sample_type;
@@ -611,7 +625,7 @@ static int parse_sample_regs_stack(const struct perf_layout *l, struct cursor *c
 	if (!ret && (t & PERF_SAMPLE_STACK_USER)) {
 		ret = cur_u64(c, &s->stack_size, "stack_user.size");
 		if (!ret && s->stack_size) {
-			s->stack = c->p + c->off;
+			s->stack = c->c.p;
 			ret = cur_skip(c, s->stack_size, "stack_user.data");
 			ret = ret ? ret : cur_u64(c, &s->stack_dyn_size, "stack_user.dyn_size");
 			if (!ret && s->stack_dyn_size > s->stack_size)
@@ -625,22 +639,22 @@ static int parse_sample_regs_stack(const struct perf_layout *l, struct cursor *c
 }
 
 /* u32 size, then size bytes, padded so the next field is 8-byte aligned. */
-static int parse_raw(struct cursor *c, struct perf_sample *s)
+static int parse_raw(struct rec_cur *c, struct perf_sample *s)
 {
 	uint32_t sz;
 
-	if (c->len - c->off < 4)
+	if (cursor_left(&c->c) < 4)
 		return cur_fail(c, "raw.size");
-	memcpy(&sz, c->p + c->off, 4);
-	if ((4 + (uint64_t)sz + 7) / 8 * 8 > c->len - c->off)
+	memcpy(&sz, c->c.p, 4);
+	if ((4 + (uint64_t)sz + 7) / 8 * 8 > cursor_left(&c->c))
 		return cur_fail(c, "raw.data");
-	s->raw = c->p + c->off + 4;
+	s->raw = c->c.p + 4;
 	s->raw_size = sz;
-	c->off += (size_t)(4 + (uint64_t)sz + 7) / 8 * 8;
+	cursor_skip(&c->c, (size_t)(4 + (uint64_t)sz + 7) / 8 * 8);
 	return 0;
 }
 
-static int parse_sample(const struct perf_layout *l, struct cursor *c, struct perf_record *r)
+static int parse_sample(const struct perf_layout *l, struct rec_cur *c, struct perf_record *r)
 {
 	struct perf_sample *s = &r->u.sample;
 	uint64_t t = l->sample_type, v;
@@ -692,18 +706,18 @@ static int parse_sample(const struct perf_layout *l, struct cursor *c, struct pe
 	return ret;
 }
 
-static int parse_string(struct cursor *c, size_t end, const char **out, const char *field)
+static int parse_string(struct rec_cur *c, size_t end, const char **out, const char *field)
 {
-	const char *p = (const char *)c->p + c->off;
+	const char *p = (const char *)c->c.p;
 
-	if (c->off >= end || !memchr(p, 0, end - c->off))
+	if (cur_off(c) >= end || !memchr(p, 0, end - cur_off(c)))
 		return cur_fail(c, field);
 	*out = p;
-	c->off = end;
+	c->c.p = c->start + end;
 	return 0;
 }
 
-static int parse_mmap2(struct cursor *c, size_t end, struct perf_record *r)
+static int parse_mmap2(struct rec_cur *c, size_t end, struct perf_record *r)
 {
 	struct perf_mmap2 *m = &r->u.mmap2;
 	int ret;
@@ -712,19 +726,19 @@ static int parse_mmap2(struct cursor *c, size_t end, struct perf_record *r)
 	ret = ret ? ret : cur_u64(c, &m->addr, "addr");
 	ret = ret ? ret : cur_u64(c, &m->len, "len");
 	ret = ret ? ret : cur_u64(c, &m->pgoff, "pgoff");
-	if (ret || c->len - c->off < 32 || end < c->off + 32)
+	if (ret || cursor_left(&c->c) < 32 || end < cur_off(c) + 32)
 		return ret ? ret : cur_fail(c, "maj/min/ino");
 	if (r->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
 		m->has_build_id = true;
-		m->build_id_size = MIN(c->p[c->off], (uint8_t)20);
-		memcpy(m->build_id, c->p + c->off + 4, 20);
+		m->build_id_size = MIN(c->c.p[0], (uint8_t)20);
+		memcpy(m->build_id, c->c.p + 4, 20);
 	} else {
-		memcpy(&m->maj, c->p + c->off, 4);
-		memcpy(&m->min, c->p + c->off + 4, 4);
-		memcpy(&m->ino, c->p + c->off + 8, 8);
-		memcpy(&m->ino_generation, c->p + c->off + 16, 8);
+		memcpy(&m->maj, c->c.p, 4);
+		memcpy(&m->min, c->c.p + 4, 4);
+		memcpy(&m->ino, c->c.p + 8, 8);
+		memcpy(&m->ino_generation, c->c.p + 16, 8);
 	}
-	c->off += 24;
+	cursor_skip(&c->c, 24);
 	ret = cur_u32x2(c, &m->prot, &m->flags, "prot/flags");
 	return ret ? ret : parse_string(c, end, &m->filename, "filename");
 }
@@ -747,7 +761,7 @@ static const char *record_name(uint32_t type)
 	}
 }
 
-static int parse_body(struct cursor *c, size_t end, struct perf_record *r)
+static int parse_body(struct rec_cur *c, size_t end, struct perf_record *r)
 {
 	uint64_t v;
 	int ret;
@@ -780,7 +794,7 @@ int perf_record_parse(const struct perf_layout *l, const void *buf, size_t len,
 		      struct perf_record *r, struct error *err)
 {
 	struct perf_event_header h;
-	struct cursor c = {buf, len, sizeof(h), "", err};
+	struct rec_cur c = {cursor_make(buf, len), buf, "", err};
 	size_t trailer;
 	int ret;
 
@@ -789,7 +803,7 @@ int perf_record_parse(const struct perf_layout *l, const void *buf, size_t len,
 		return error_set(err, ERR_FORMAT, "perf record: %zu bytes%s", len,
 				 len < sizeof(h) ? " is shorter than a header"
 						 : " not 8-byte aligned");
-	memcpy(&h, buf, sizeof(h));
+	cursor_copy(&c.c, &h, sizeof(h));
 	r->type = h.type;
 	r->misc = h.misc;
 	r->size = h.size;
@@ -807,6 +821,6 @@ int perf_record_parse(const struct perf_layout *l, const void *buf, size_t len,
 		if (ret)
 			return ret;
 	}
-	c.len = len - (h.type < PERF_RECORD_MAX ? trailer : 0);
-	return parse_body(&c, c.len, r);
+	c.c.end = c.start + len - (h.type < PERF_RECORD_MAX ? trailer : 0);
+	return parse_body(&c, cur_len(&c), r);
 }

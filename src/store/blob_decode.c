@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "util/common.h"
 #include "store/blob_int.h"
+#include "util/cursor.h"
 
 /*
  * Reading a blob's body in two steps.  First into a view: the body's
@@ -96,9 +97,10 @@ static int out_of_range(struct reader *r, const char *what, uint32_t i, const ch
  * runs of as many as the bytes left allow for certain (fast_run), each
  * without looking at the end, one check for the run instead of one a
  * byte.  Numbers take a byte or two, so the runs shrink slowly and only
- * the last few numbers of a body are read with the checks.  Each column
- * loop keeps its position in a local, which stores to the output cannot
- * alias (the build has no strict aliasing).
+ * the last few numbers of a body are read with the checks (util/cursor.h's
+ * varint; the runs are the one place numbers are read without it).  Each
+ * column loop keeps its position in a local, which stores to the output
+ * cannot alias (the build has no strict aliasing).
  */
 /*
  * A number of more than one byte at p, VARINT_MAX bytes readable; NULL
@@ -128,28 +130,24 @@ static inline const uint8_t *get_long_fast(const uint8_t *p, uint64_t *out)
 	return p + 1;
 }
 
-/* The same, looking at end: NULL when the number is cut off (*cut set) or over 64 bits. */
+/*
+ * The same, looking at end: NULL when the number is cut off (*cut set) or
+ * over 64 bits (longer than 10 bytes, or a tenth byte over 1).
+ */
 static const uint8_t *get_long_checked(const uint8_t *p, const uint8_t *end, uint64_t *out,
 				       bool *cut)
 {
-	uint64_t v = 0;
+	struct cursor c = {p, end, CURSOR_OK};
+	uint64_t v = cursor_varint(&c);
 
-	for (unsigned shift = 0;; shift += 7) {
-		uint8_t b;
-
-		if (p == end) {
-			*cut = true;
-			return NULL;
-		}
-		b = *p++;
-		if (shift == 63 && b > 1)
-			return NULL;
-		v |= (uint64_t)(b & 0x7f) << shift;
-		if (b < 0x80) {
-			*out = v;
-			return p;
-		}
+	if (!cursor_ok(&c)) {
+		*cut = c.err == CURSOR_SHORT;
+		return NULL;
 	}
+	if (c.p - p == CURSOR_VARINT_MAX && p[CURSOR_VARINT_MAX - 1] > 1)
+		return NULL;
+	*out = v;
+	return c.p;
 }
 
 /*

@@ -2,11 +2,11 @@
 #include "util/common.h"
 #include "store/text.h"
 #include "store/timeparse.h"
+#include "util/duration.h"
 
 #define NS_PER_S    INT64_C(1000000000)
 #define S_PER_DAY   INT64_C(86400)
 #define TIME_FORMS  "unix seconds, ms, us or ns, RFC 3339, now or now-DURATION"
-#define DUR_UNITS   "ns, us, ms, s, m, h, d, w or y"
 #define SIZE_UNITS  "B, kB, KB, MB, GB, TB, PB, KiB, MiB, GiB, TiB or PiB"
 #define RFC3339	    "YYYY-MM-DDTHH:MM:SS[.fraction] and Z, +HH:MM or -HH:MM"
 #define TIME_BOUNDS "1677-09-21T00:12:44Z to 2262-04-11T23:47:16Z"
@@ -14,19 +14,6 @@
 struct unit {
 	const char *name;
 	uint64_t scale;
-};
-
-/* Largest first: a duration's units must come in this order. */
-static const struct unit duration_units[] = {
-	{"y", 365 * 86400 * UINT64_C(1000000000)},
-	{"w", 7 * 86400 * UINT64_C(1000000000)},
-	{"d", 86400 * UINT64_C(1000000000)},
-	{"h", 3600 * UINT64_C(1000000000)},
-	{"m", 60 * UINT64_C(1000000000)},
-	{"s", UINT64_C(1000000000)},
-	{"ms", UINT64_C(1000000)},
-	{"us", UINT64_C(1000)},
-	{"ns", 1},
 };
 
 static const struct unit size_units[] = {
@@ -90,62 +77,16 @@ static int find_unit(const struct unit *units, size_t nunits, const char *s, siz
 	return -1;
 }
 
-/* One term of a duration at *p (a number and its unit); *unit is its index. */
-static int duration_term(const char *whole, const char **p, int *unit, uint64_t *ns,
-			 struct error *err)
-{
-	const char *num = *p, *name;
-	uint64_t n;
-	size_t digits, len;
-
-	if (!text_is_digit(*num))
-		return fail(err, ERR_FORMAT, whole,
-			    "is not a duration (expected numbers with units, e.g. 30s or 1h30m)");
-	if (!read_number(p, &n, &digits))
-		return fail(err, ERR_LIMIT, whole, "is too long (at most about 292 years)");
-	name = *p;
-	for (len = 0; text_is_alpha(name[len]); len++)
-		;
-	if (len == 0)
-		return fail(err, ERR_FORMAT, whole, "needs a unit after %.*s (" DUR_UNITS ")",
-			    (int)digits, num);
-	*unit = find_unit(duration_units, ARRAY_SIZE(duration_units), name, len);
-	if (*unit < 0)
-		return fail(err, ERR_FORMAT, whole,
-			    "has unknown unit \"%.*s\" (expected " DUR_UNITS ")", (int)len, name);
-	if (__builtin_mul_overflow(n, duration_units[*unit].scale, ns))
-		return fail(err, ERR_LIMIT, whole, "is too long (at most about 292 years)");
-	*p = name + len;
-	return 0;
-}
-
-/* The duration at s, quoting whole (which holds s) in messages. */
+/* The duration at s (util/duration.h), quoting whole (which holds s) in messages. */
 static int parse_duration(const char *whole, const char *s, int64_t *out_ns, struct error *err)
 {
-	uint64_t total = 0;
-	int prev = -1;
+	struct duration_error why;
+	char msg[sizeof(err->msg)];
 
-	if (strcmp(s, "0") == 0) {
-		*out_ns = 0;
+	if (duration_scan(s, out_ns, &why) == 0)
 		return 0;
-	}
-	do {
-		uint64_t ns = 0;
-		int unit = 0, rc = duration_term(whole, &s, &unit, &ns, err);
-
-		if (rc)
-			return rc;
-		if (unit <= prev)
-			return fail(
-				err, ERR_FORMAT, whole,
-				"has unit \"%s\" after \"%s\" (units go largest first, each once)",
-				duration_units[unit].name, duration_units[prev].name);
-		if (__builtin_add_overflow(total, ns, &total) || total > INT64_MAX)
-			return fail(err, ERR_LIMIT, whole, "is too long (at most about 292 years)");
-		prev = unit;
-	} while (*s);
-	*out_ns = (int64_t)total;
-	return 0;
+	return fail(err, why.fault == DURATION_TOO_LONG ? ERR_LIMIT : ERR_FORMAT, whole, "%s",
+		    duration_strerror(&why, msg, sizeof(msg)));
 }
 
 int duration_parse(const char *s, int64_t *out_ns, struct error *err)

@@ -33,9 +33,10 @@
 int time_parse(const char *s, int64_t now_ns, int64_t *out_ns, struct error *err);
 
 /*
- * A duration in nanoseconds: whole numbers with units, largest first, each
- * unit once (1h30m, 500ms, 30d, 2w); units ns, us, ms, s, m, h, d (24 h),
- * w (7 d), y (365 d).  "0" alone is 0; any other number needs its unit.
+ * A duration in nanoseconds, in plateau's one grammar (util/duration.h,
+ * doc/durations.md): numbers with units, largest first, each unit once
+ * (1h30m, 500ms, 1.5s, 30d, 2w); units ns, us, ms, s, m, h, d (24 h),
+ * w (7 d), y (365 d).  Zero alone is 0; any other number needs its unit.
  * At most INT64_MAX ns (about 292 years).
  */
 int duration_parse(const char *s, int64_t *out_ns, struct error *err);

@@ -16,15 +16,18 @@
  * One definition for both collectors, so that they find the same start:
  * `plateau record` (src/symbol/symbolize_ehframe.c, over libelf's section
  * data) and the in-process agent (src/agent/symtab_code.c, over sections it
- * read itself).  Header-only and free of dependencies: the agent may
- * include it (doc/symbolize.md, "Unnamed addresses").  Nothing here
- * allocates; every pointer is borrowed from the caller.
+ * read itself).  Header-only and libc-only (its reads are util/cursor.h's,
+ * header-only too): the agent may include it (doc/symbolize.md, "Unnamed
+ * addresses").  Nothing here allocates; every pointer is borrowed from the
+ * caller.
  */
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "util/cursor.h"
 
 /* DW_EH_PE pointer encodings (the LSB's .eh_frame format). */
 enum {
@@ -68,7 +71,7 @@ struct ehframe {
 
 /* A bounded reader over bytes that sit at ELF address base_addr. */
 struct ehframe_cur {
-	const uint8_t *p, *end;
+	struct cursor c;
 	const uint8_t *base;
 	uint64_t base_addr;
 	const struct ehframe *eh;
@@ -76,11 +79,9 @@ struct ehframe_cur {
 
 static inline uint64_t ehframe_get(const uint8_t *p, size_t n, bool msb)
 {
-	uint64_t v = 0;
+	struct cursor c = cursor_make(p, n);
 
-	for (size_t i = 0; i < n; i++)
-		v |= (uint64_t)p[i] << (8 * (msb ? n - 1 - i : i));
-	return v;
+	return cursor_uint(&c, n, msb);
 }
 
 static inline uint64_t ehframe_sign_extend(uint64_t v, size_t bytes)
@@ -92,34 +93,28 @@ static inline uint64_t ehframe_sign_extend(uint64_t v, size_t bytes)
 
 static inline uint64_t ehframe_cur_addr(const struct ehframe_cur *c)
 {
-	return c->base_addr + (uint64_t)(c->p - c->base);
+	return c->base_addr + (uint64_t)(c->c.p - c->base);
 }
 
 static inline bool ehframe_cur_uint(struct ehframe_cur *c, size_t n, uint64_t *v)
 {
-	if ((size_t)(c->end - c->p) < n)
+	uint64_t x = cursor_uint(&c->c, n, c->eh->msb);
+
+	if (!cursor_ok(&c->c))
 		return false;
-	*v = ehframe_get(c->p, n, c->eh->msb);
-	c->p += n;
+	*v = x;
 	return true;
 }
 
+/* A LEB128 number of at most 10 bytes (a longer one is refused, not truncated). */
 static inline bool ehframe_cur_leb(struct ehframe_cur *c, bool sign, uint64_t *v)
 {
-	uint64_t r = 0;
-	unsigned shift = 0;
-	uint8_t b;
+	const uint8_t *at = c->c.p;
+	uint64_t x = sign ? (uint64_t)cursor_sleb128(&c->c) : cursor_uleb128(&c->c);
 
-	do {
-		if (c->p == c->end || shift >= 64)
-			return false;
-		b = *c->p++;
-		r |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
-	if (sign && shift < 64 && (b & 0x40))
-		r |= ~(uint64_t)0 << shift;
-	*v = r;
+	if (!cursor_ok(&c->c) || c->c.p - at > CURSOR_VARINT_MAX)
+		return false;
+	*v = x;
 	return true;
 }
 
@@ -168,9 +163,9 @@ static inline bool ehframe_cur_record(struct ehframe_cur *c)
 	uint64_t len;
 
 	if (!ehframe_cur_uint(c, 4, &len) || !len || len == EHFRAME_LEN_64 ||
-	    len > (size_t)(c->end - c->p))
+	    len > cursor_left(&c->c))
 		return false;
-	c->end = c->p + len;
+	c->c.end = c->c.p + len;
 	return true;
 }
 
@@ -181,8 +176,8 @@ static inline bool ehframe_cursor(const struct ehframe *eh, uint64_t addr, struc
 
 	if (addr < eh->frame_addr || off >= eh->frame_size)
 		return false;
-	*c = (struct ehframe_cur){eh->frame + off, eh->frame + eh->frame_size, eh->frame,
-				  eh->frame_addr, eh};
+	*c = (struct ehframe_cur){cursor_span(eh->frame + off, eh->frame + eh->frame_size),
+				  eh->frame, eh->frame_addr, eh};
 	return true;
 }
 
@@ -228,20 +223,19 @@ static inline bool ehframe_cie_fde_enc(const struct ehframe *eh, uint64_t addr, 
 	    !ehframe_cur_uint(&c, 4, &id) || id || !ehframe_cur_uint(&c, 1, &version) ||
 	    (version != 1 && version != 3))
 		return false;
-	aug = (const char *)c.p;
-	n = strnlen(aug, (size_t)(c.end - c.p));
-	if (n == (size_t)(c.end - c.p))
+	aug = (const char *)c.c.p;
+	n = strnlen(aug, cursor_left(&c.c));
+	if (!cursor_skip(&c.c, n + 1))
 		return false;
-	c.p += n + 1;
 	*enc = EH_PE_ABSPTR;
 	if (aug[0] != 'z')
 		return !aug[0];
 	/* Code and data alignment factors, return address register, data length. */
 	if (!ehframe_cur_leb(&c, false, &x) || !ehframe_cur_leb(&c, true, &x) ||
 	    !(version == 1 ? ehframe_cur_uint(&c, 1, &x) : ehframe_cur_leb(&c, false, &x)) ||
-	    !ehframe_cur_leb(&c, false, &len) || len > (size_t)(c.end - c.p))
+	    !ehframe_cur_leb(&c, false, &len) || len > cursor_left(&c.c))
 		return false;
-	c.end = c.p + len;
+	c.c.end = c.c.p + len;
 	return ehframe_cie_aug_enc(&c, aug + 1, enc);
 }
 
@@ -281,7 +275,7 @@ static inline uint64_t ehframe_table_addr(const struct ehframe *eh, size_t i, si
  */
 static inline void ehframe_table(struct ehframe *eh, const uint8_t *hdr, size_t size)
 {
-	struct ehframe_cur c = {hdr, hdr + size, hdr, eh->hdr_addr, eh};
+	struct ehframe_cur c = {cursor_make(hdr, size), hdr, eh->hdr_addr, eh};
 	uint64_t version, ptr_enc, count_enc, table_enc, x, count;
 
 	eh->nr = 0;
@@ -289,9 +283,9 @@ static inline void ehframe_table(struct ehframe *eh, const uint8_t *hdr, size_t 
 	    !ehframe_cur_uint(&c, 1, &ptr_enc) || !ehframe_cur_uint(&c, 1, &count_enc) ||
 	    !ehframe_cur_uint(&c, 1, &table_enc) || count_enc != EH_PE_UDATA4 ||
 	    table_enc != EHFRAME_TABLE_ENC || !ehframe_cur_raw(&c, (unsigned)ptr_enc, &x) ||
-	    !ehframe_cur_uint(&c, 4, &count) || count > (size_t)(c.end - c.p) / EHFRAME_ENTRY)
+	    !ehframe_cur_uint(&c, 4, &count) || count > cursor_left(&c.c) / EHFRAME_ENTRY)
 		return;
-	eh->table = c.p;
+	eh->table = c.c.p;
 	for (size_t i = 1; i < count; i++) {
 		if (ehframe_table_addr(eh, i, 0) < ehframe_table_addr(eh, i - 1, 0))
 			return;

@@ -167,6 +167,14 @@ rc=$?
 check "--min-block bogus: exit 2 (got $rc)" test "$rc" -eq 2
 one_line minblock_bogus 'error' 'min-block' 'bogus'
 check "--min-block bogus: no output written" test ! -e "$TMP/x.folded"
+# One duration grammar (doc/durations.md): minutes and fractions too.
+for d in 1m 1.5ms; do
+	to 30 "$PLATEAU" record -e offcpu -q --min-block "$d" -o "$TMP/x.folded" -- "$BIN/naps" 1 1 1 \
+		>/dev/null 2>"$TMP/minblock_unit.err"
+	rc=$?
+	check "--min-block $d: accepted (exit $rc)" test "$rc" -eq 0
+done
+rm -f "$TMP/x.folded"
 
 # --- 6. an unprivileged user ------------------------------------------------
 paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The agent's configuration parser.  libc only: no code of src/util or
- * the other parts of src/ (only the header-only util/banned.h), no
- * allocation, no global state, no exits (see config.h).
+ * The agent's configuration parser.  libc only: of the rest of src/ only
+ * the libc-only duration grammar (util/duration.c, compiled into the
+ * agent) and header-only util/banned.h; no allocation, no global state,
+ * no exits (see config.h).
  */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "agent/core/config.h"
+#include "util/duration.h"
 #include "util/banned.h"
 
 #define QUOTE_MAX  64		    /* output bytes of a value quoted in a message */
@@ -493,14 +495,15 @@ static int parse_tags(struct ctx *c, struct agent_config *cfg)
 	}
 }
 
+/* util/duration.h's grammar, rounded down to whole milliseconds. */
 static int parse_upload_interval(struct ctx *c, struct agent_config *cfg)
 {
-	static const struct unit units[] = {{"ms", 1}, {"s", 1000}, {"m", 60000}, {NULL, 0}};
-	uint64_t ms;
+	int64_t ns;
 
-	if (!parse_scaled(c->value, units, 0, UINT64_MAX, &ms) || ms < 1000 || ms > 3600000)
+	if (duration_scan(c->value, &ns, NULL) < 0 || ns < (int64_t)(1 * NS_PER_S) ||
+	    ns / (int64_t)NS_PER_MS > 3600000)
 		return fail(c, "is not a duration from 1s to 1h (units ms, s, m; e.g. 10s)");
-	cfg->upload_interval_ms = ms;
+	cfg->upload_interval_ms = (uint64_t)ns / NS_PER_MS;
 	return 0;
 }
 
@@ -520,13 +523,11 @@ static int parse_alloc_rate(struct ctx *c, struct agent_config *cfg)
 
 static int parse_lock_threshold(struct ctx *c, struct agent_config *cfg)
 {
-	static const struct unit units[] = {
-		{"ns", 1}, {"us", NS_PER_US}, {"ms", NS_PER_MS}, {"s", NS_PER_S}, {NULL, 0}};
-	uint64_t ns;
+	int64_t ns;
 
-	if (!parse_scaled(c->value, units, 0, UINT64_MAX, &ns) || ns > 10 * NS_PER_S)
+	if (duration_scan(c->value, &ns, NULL) < 0 || ns > (int64_t)(10 * NS_PER_S))
 		return fail(c, "is not a duration from 0 to 10s (units ns, us, ms, s; e.g. 10us)");
-	cfg->lock_threshold_ns = ns;
+	cfg->lock_threshold_ns = (uint64_t)ns;
 	return 0;
 }
 

@@ -13,6 +13,7 @@
 
 #include "agent/stack/unwind_rows.h"
 #include "symbol/ehframe_hdr.h"
+#include "util/cursor.h"
 #include "util/banned.h"
 
 /* ---- x86_64 DWARF: the rest relies only on these and unwind_rows.h's ---- */
@@ -32,86 +33,32 @@ enum {
 
 /* ---- reading .eh_frame (cold; bounds are the module's mapped segments) ---- */
 
-struct cur {
-	uintptr_t p, end;
-	bool bad;
-};
-
-static bool cur_take(struct cur *c, size_t n, void *out)
+/* A cursor over the bytes at runtime addresses [P, END). */
+static struct cursor cur_at(uintptr_t p, uintptr_t end)
 {
-	if (c->bad || c->p > c->end || c->end - c->p < n) {
-		c->bad = true;
-		return false;
-	}
-	memcpy(out, (const void *)c->p, n);
-	c->p += n;
-	return true;
-}
-
-static uint8_t rd_u8(struct cur *c)
-{
-	uint8_t v = 0;
-
-	cur_take(c, 1, &v);
-	return v;
-}
-
-/* A LEB128 number; *SHIFT and *LAST tell a signed reader where to extend from. */
-static uint64_t rd_leb(struct cur *c, unsigned *shift, uint8_t *last)
-{
-	uint64_t v = 0;
-	uint8_t b;
-
-	*shift = 0;
-	do {
-		b = rd_u8(c);
-		if (*shift < 64)
-			v |= (uint64_t)(b & 0x7f) << *shift;
-		*shift += 7;
-	} while ((b & 0x80) && !c->bad);
-	*last = b;
-	return v;
-}
-
-static uint64_t rd_uleb(struct cur *c)
-{
-	unsigned shift;
-	uint8_t last;
-
-	return rd_leb(c, &shift, &last);
-}
-
-static int64_t rd_sleb(struct cur *c)
-{
-	unsigned shift;
-	uint8_t last;
-	uint64_t v = rd_leb(c, &shift, &last);
-
-	if (shift < 64 && (last & 0x40))
-		v |= ~(uint64_t)0 << shift;
-	return (int64_t)v;
+	return cursor_span((const void *)p, (const void *)end);
 }
 
 /*
  * A pointer in encoding ENC; DATAREL is the base of datarel values (0: none).
  * An indirect pointer is returned as the address of the pointer.
  */
-static bool rd_ptr(struct cur *c, uint8_t enc, uintptr_t datarel, uintptr_t *out)
+static bool rd_ptr(struct cursor *c, uint8_t enc, uintptr_t datarel, uintptr_t *out)
 {
-	uintptr_t at = c->p, v = 0;
+	uintptr_t at = (uintptr_t)c->p, v = 0;
 	uint16_t u2 = 0;
 	uint32_t u4 = 0;
 
 	switch (enc & 0x0f) {
 	case EH_PE_ABSPTR:
 	case EH_PE_UDATA8:
-	case EH_PE_SDATA8: cur_take(c, 8, &v); break;
-	case EH_PE_ULEB: v = (uintptr_t)rd_uleb(c); break;
-	case EH_PE_SLEB: v = (uintptr_t)rd_sleb(c); break;
-	case EH_PE_UDATA2: cur_take(c, 2, &u2), v = u2; break;
-	case EH_PE_SDATA2: cur_take(c, 2, &u2), v = (uintptr_t)(int16_t)u2; break;
-	case EH_PE_UDATA4: cur_take(c, 4, &u4), v = u4; break;
-	case EH_PE_SDATA4: cur_take(c, 4, &u4), v = (uintptr_t)(int32_t)u4; break;
+	case EH_PE_SDATA8: cursor_copy(c, &v, 8); break;
+	case EH_PE_ULEB: v = (uintptr_t)cursor_uleb128(c); break;
+	case EH_PE_SLEB: v = (uintptr_t)cursor_sleb128(c); break;
+	case EH_PE_UDATA2: cursor_copy(c, &u2, 2), v = u2; break;
+	case EH_PE_SDATA2: cursor_copy(c, &u2, 2), v = (uintptr_t)(int16_t)u2; break;
+	case EH_PE_UDATA4: cursor_copy(c, &u4, 4), v = u4; break;
+	case EH_PE_SDATA4: cursor_copy(c, &u4, 4), v = (uintptr_t)(int32_t)u4; break;
 	default: return false;
 	}
 	if ((enc & 0x70) == EH_PE_PCREL)
@@ -121,7 +68,7 @@ static bool rd_ptr(struct cur *c, uint8_t enc, uintptr_t datarel, uintptr_t *out
 	else if ((enc & 0x70) != 0)
 		return false;
 	*out = v;
-	return !c->bad;
+	return cursor_ok(c);
 }
 
 /* ---- CFA programs ---- */
@@ -233,19 +180,20 @@ static void cfa_expr(struct cfa_state *s, uintptr_t p, size_t len)
 {
 	static const uint8_t plt_mid[] = {OP_BREG0 + DW_RA, 0, OP_LIT0 + 15, OP_AND};
 	static const uint8_t plt_end[] = {OP_GE, OP_LIT0 + 3, OP_SHL, OP_PLUS};
-	struct cur c = {p, p + len, false};
-	uint8_t op = rd_u8(&c), t[9];
+	struct cursor c = cur_at(p, p + len);
+	uint8_t op = cursor_u8(&c), t[9];
 
 	s->cfa_reg = CFA_REG_EXPR;
 	s->expr_kind = CFA_NONE;
-	s->cfa_off = rd_sleb(&c);
-	if (c.bad || (op != OP_BREG0 + DW_RSP && op != OP_BREG0 + DW_RBP))
+	s->cfa_off = cursor_sleb128(&c);
+	if (!cursor_ok(&c) || (op != OP_BREG0 + DW_RSP && op != OP_BREG0 + DW_RBP))
 		return;
-	if (c.end - c.p == 1 && rd_u8(&c) == OP_DEREF) {
+	if (cursor_left(&c) == 1 && cursor_u8(&c) == OP_DEREF) {
 		s->expr_kind = op == OP_BREG0 + DW_RSP ? CFA_DEREF_RSP : CFA_DEREF_RBP;
 		return;
 	}
-	if (op != OP_BREG0 + DW_RSP || c.end - c.p != sizeof(t) || !cur_take(&c, sizeof(t), t))
+	if (op != OP_BREG0 + DW_RSP || cursor_left(&c) != sizeof(t) ||
+	    !cursor_copy(&c, t, sizeof(t)))
 		return;
 	if (memcmp(t, plt_mid, 4) || t[4] < OP_LIT0 || t[4] > OP_LIT0 + 15 ||
 	    memcmp(t + 5, plt_end, 4))
@@ -309,12 +257,12 @@ static void def_cfa(struct fde_run *f, uint64_t reg, int64_t off)
 /* A register's expression rule: only "saved at rbp + N" (DW_OP_breg6 N) is kept. */
 static void reg_expr(struct fde_run *f, uint64_t reg, bool at, uintptr_t p, size_t len)
 {
-	struct cur c = {p, p + len, false};
+	struct cursor c = cur_at(p, p + len);
 	int64_t off;
 
-	if (at && rd_u8(&c) == OP_BREG0 + DW_RBP) {
-		off = rd_sleb(&c);
-		if (!c.bad && c.p == c.end) {
+	if (at && cursor_u8(&c) == OP_BREG0 + DW_RBP) {
+		off = cursor_sleb128(&c);
+		if (cursor_ok(&c) && !cursor_left(&c)) {
 			set_reg(f, reg, REG_AT_RBP, off);
 			return;
 		}
@@ -347,28 +295,30 @@ static int64_t scaled(uint64_t v, int64_t daf)
 }
 
 /* The DW_CFA_* opcodes with operands in the low 6 bits, and DW_CFA_advance_loc1..4. */
-static bool packed_op(struct fde_run *f, struct cur *c, uint8_t op)
+static bool packed_op(struct fde_run *f, struct cursor *c, uint8_t op)
 {
 	uint16_t u2;
 	uint32_t u4;
 
 	switch (op >> 6) {
 	case 1: return advance(f, f->loc + (op & 0x3f) * f->cie->code_align);
-	case 2: set_reg(f, op & 0x3f, REG_AT, scaled(rd_uleb(c), f->cie->data_align)); return true;
+	case 2:
+		set_reg(f, op & 0x3f, REG_AT, scaled(cursor_uleb128(c), f->cie->data_align));
+		return true;
 	case 3: restore_reg(f, op & 0x3f); return true;
 	}
 	switch (op) {
-	case 0x02: return advance(f, f->loc + rd_u8(c) * f->cie->code_align);
-	case 0x03: return cur_take(c, 2, &u2) && advance(f, f->loc + u2 * f->cie->code_align);
-	case 0x04: return cur_take(c, 4, &u4) && advance(f, f->loc + u4 * f->cie->code_align);
+	case 0x02: return advance(f, f->loc + cursor_u8(c) * f->cie->code_align);
+	case 0x03: return cursor_copy(c, &u2, 2) && advance(f, f->loc + u2 * f->cie->code_align);
+	case 0x04: return cursor_copy(c, &u4, 4) && advance(f, f->loc + u4 * f->cie->code_align);
 	}
 	return false;
 }
 
 /* One instruction of a CFA program (DWARF 5, 6.4.2; GNU extensions). */
-static bool cfa_op(struct fde_run *f, struct cur *c)
+static bool cfa_op(struct fde_run *f, struct cursor *c)
 {
-	uint8_t op = rd_u8(c);
+	uint8_t op = cursor_u8(c);
 	int64_t daf = f->cie->data_align;
 	uint64_t reg, len;
 	uintptr_t to;
@@ -377,55 +327,60 @@ static bool cfa_op(struct fde_run *f, struct cur *c)
 	case 0x00: return true; /* nop */
 	case 0x01: /* set_loc */ return rd_ptr(c, f->cie->fde_enc, 0, &to) && advance(f, to);
 	case 0x05:
-		reg = rd_uleb(c);
-		set_reg(f, reg, REG_AT, scaled(rd_uleb(c), daf));
+		reg = cursor_uleb128(c);
+		set_reg(f, reg, REG_AT, scaled(cursor_uleb128(c), daf));
 		break;
-	case 0x06: restore_reg(f, rd_uleb(c)); break;
-	case 0x07: set_reg(f, rd_uleb(c), REG_UNDEF, 0); break;
-	case 0x08: set_reg(f, rd_uleb(c), REG_SAME, 0); break;
-	case 0x09: reg = rd_uleb(c), rd_uleb(c), set_reg(f, reg, REG_OTHER, 0); break;
+	case 0x06: restore_reg(f, cursor_uleb128(c)); break;
+	case 0x07: set_reg(f, cursor_uleb128(c), REG_UNDEF, 0); break;
+	case 0x08: set_reg(f, cursor_uleb128(c), REG_SAME, 0); break;
+	case 0x09: reg = cursor_uleb128(c), cursor_uleb128(c), set_reg(f, reg, REG_OTHER, 0); break;
 	case 0x0a:
 	case 0x0b: return state_op(f, op);
-	case 0x0c: reg = rd_uleb(c), def_cfa(f, reg, (int64_t)rd_uleb(c)); break;
-	case 0x0d: def_cfa(f, rd_uleb(c), f->st.cfa_off); break;
-	case 0x0e: f->st.cfa_off = (int64_t)rd_uleb(c); goto offset_only;
-	case 0x13: f->st.cfa_off = scaled(rd_sleb(c), daf); goto offset_only;
+	case 0x0c: reg = cursor_uleb128(c), def_cfa(f, reg, (int64_t)cursor_uleb128(c)); break;
+	case 0x0d: def_cfa(f, cursor_uleb128(c), f->st.cfa_off); break;
+	case 0x0e: f->st.cfa_off = (int64_t)cursor_uleb128(c); goto offset_only;
+	case 0x13: f->st.cfa_off = scaled(cursor_sleb128(c), daf); goto offset_only;
 	case 0x0f: /* def_cfa_expression */
-		len = rd_uleb(c);
-		if (c->bad || len > c->end - c->p)
+		len = cursor_uleb128(c);
+		if (!cursor_ok(c) || len > cursor_left(c))
 			return false;
-		cfa_expr(&f->st, c->p, len);
-		c->p += len;
+		cfa_expr(&f->st, (uintptr_t)c->p, len);
+		cursor_skip(c, len);
 		break;
 	case 0x10:
 	case 0x16: /* expression, val_expression */
-		reg = rd_uleb(c), len = rd_uleb(c);
-		if (c->bad || len > c->end - c->p)
+		reg = cursor_uleb128(c), len = cursor_uleb128(c);
+		if (!cursor_ok(c) || len > cursor_left(c))
 			return false;
-		reg_expr(f, reg, op == 0x10, c->p, len);
-		c->p += len;
+		reg_expr(f, reg, op == 0x10, (uintptr_t)c->p, len);
+		cursor_skip(c, len);
 		break;
-	case 0x11: reg = rd_uleb(c), set_reg(f, reg, REG_AT, scaled(rd_sleb(c), daf)); break;
-	case 0x12: reg = rd_uleb(c), def_cfa(f, reg, scaled(rd_sleb(c), daf)); break;
-	case 0x14: reg = rd_uleb(c), rd_uleb(c), set_reg(f, reg, REG_OTHER, 0); break;
-	case 0x15: reg = rd_uleb(c), rd_sleb(c), set_reg(f, reg, REG_OTHER, 0); break;
-	case 0x2e: rd_uleb(c); break; /* GNU_args_size */
-	case 0x2f: reg = rd_uleb(c), set_reg(f, reg, REG_AT, scaled(0 - rd_uleb(c), daf)); break;
+	case 0x11:
+		reg = cursor_uleb128(c), set_reg(f, reg, REG_AT, scaled(cursor_sleb128(c), daf));
+		break;
+	case 0x12: reg = cursor_uleb128(c), def_cfa(f, reg, scaled(cursor_sleb128(c), daf)); break;
+	case 0x14: reg = cursor_uleb128(c), cursor_uleb128(c), set_reg(f, reg, REG_OTHER, 0); break;
+	case 0x15: reg = cursor_uleb128(c), cursor_sleb128(c), set_reg(f, reg, REG_OTHER, 0); break;
+	case 0x2e: cursor_uleb128(c); break; /* GNU_args_size */
+	case 0x2f:
+		reg = cursor_uleb128(c),
+		set_reg(f, reg, REG_AT, scaled(0 - cursor_uleb128(c), daf));
+		break;
 	default: return packed_op(f, c, op);
 	}
-	return !c->bad;
+	return cursor_ok(c);
 offset_only:
 	/* def_cfa_offset only applies to a register rule. */
 	if (f->st.cfa_reg == CFA_REG_EXPR)
 		f->st.cfa_reg = CFA_REG_NONE;
-	return !c->bad;
+	return cursor_ok(c);
 }
 
 static bool run_program(struct fde_run *f, uintptr_t p, uintptr_t end)
 {
-	struct cur c = {p, end, false};
+	struct cursor c = cur_at(p, end);
 
-	while (c.p < c.end)
+	while (cursor_left(&c))
 		if (!cfa_op(f, &c))
 			return false;
 	return true;
@@ -436,24 +391,26 @@ static bool run_program(struct fde_run *f, uintptr_t p, uintptr_t end)
 /* The .eh_frame entry at P: [*body, *end) after the length; false at a terminator. */
 static bool entry_bounds(const struct build *b, uintptr_t p, uintptr_t *body, uintptr_t *end)
 {
-	struct cur c = {p, b->seg_hi, p < b->seg_lo};
+	struct cursor c = cur_at(p, b->seg_hi);
 	uint32_t len32 = 0;
 	uint64_t len = 0;
 
-	if (!cur_take(&c, 4, &len32) || len32 == 0)
+	if (p < b->seg_lo)
+		cursor_fail(&c, CURSOR_SHORT);
+	if (!cursor_copy(&c, &len32, 4) || len32 == 0)
 		return false;
 	len = len32;
-	if (len32 == 0xffffffff && !cur_take(&c, 8, &len))
+	if (len32 == 0xffffffff && !cursor_copy(&c, &len, 8))
 		return false;
-	if (len < 4 || len > c.end - c.p)
+	if (len < 4 || len > cursor_left(&c))
 		return false;
-	*body = c.p;
-	*end = c.p + len;
+	*body = (uintptr_t)c.p;
+	*end = (uintptr_t)c.p + len;
 	return true;
 }
 
 /* The augmentation string's letters we know, and their data (LSB 3.0, 10.6.1.1). */
-static bool cie_aug(struct cie *cie, struct cur *c, const char *aug)
+static bool cie_aug(struct cie *cie, struct cursor *c, const char *aug)
 {
 	uintptr_t end, ignored;
 	uint64_t len;
@@ -461,29 +418,29 @@ static bool cie_aug(struct cie *cie, struct cur *c, const char *aug)
 	if (aug[0] != 'z')
 		return aug[0] == '\0';
 	cie->aug_z = true;
-	len = rd_uleb(c);
-	if (c->bad || len > c->end - c->p)
+	len = cursor_uleb128(c);
+	if (!cursor_ok(c) || len > cursor_left(c))
 		return false;
-	end = c->p + len;
+	end = (uintptr_t)c->p + len;
 	for (aug++; *aug; aug++) {
 		switch (*aug) {
 		case 'R':
-			cie->fde_enc = rd_u8(c);
+			cie->fde_enc = cursor_u8(c);
 			if (cie->fde_enc & EH_PE_INDIRECT)
 				return false;
 			break;
 		case 'P':
-			if (!rd_ptr(c, rd_u8(c), 0, &ignored))
+			if (!rd_ptr(c, cursor_u8(c), 0, &ignored))
 				return false;
 			break;
-		case 'L': rd_u8(c); break;
+		case 'L': cursor_u8(c); break;
 		case 'S': cie->signal = true; break;
 		default: goto done; /* the rest is skipped by its length */
 		}
 	}
 done:
-	c->p = end;
-	return !c->bad;
+	c->p = (const uint8_t *)end;
+	return cursor_ok(c);
 }
 
 static bool cie_parse(struct build *b, uintptr_t at, struct cie *cie)
@@ -495,29 +452,29 @@ static bool cie_parse(struct build *b, uintptr_t at, struct cie *cie)
 	uint8_t version;
 	char aug[8];
 	size_t i;
-	struct cur c;
+	struct cursor c;
 
 	if (!entry_bounds(b, at, &body, &end))
 		return false;
-	c = (struct cur){body, end, false};
+	c = cur_at(body, end);
 	memset(cie, 0, sizeof(*cie));
 	cie->at = at;
-	if (!cur_take(&c, 4, &id) || id != 0)
+	if (!cursor_copy(&c, &id, 4) || id != 0)
 		return false;
-	version = rd_u8(&c);
+	version = cursor_u8(&c);
 	if (version != 1 && version != 3)
 		return false;
-	for (i = 0; i < sizeof(aug) && (aug[i] = (char)rd_u8(&c)) != '\0'; i++)
+	for (i = 0; i < sizeof(aug) && (aug[i] = (char)cursor_u8(&c)) != '\0'; i++)
 		;
-	if (i == sizeof(aug) || c.bad)
+	if (i == sizeof(aug) || !cursor_ok(&c))
 		return false;
-	cie->code_align = rd_uleb(&c);
-	cie->data_align = rd_sleb(&c);
-	ra = version == 1 ? rd_u8(&c) : rd_uleb(&c);
+	cie->code_align = cursor_uleb128(&c);
+	cie->data_align = cursor_sleb128(&c);
+	ra = version == 1 ? cursor_u8(&c) : cursor_uleb128(&c);
 	if (ra != DW_RA || !cie_aug(cie, &c, aug))
 		return false;
 	f.st = (struct cfa_state){.cfa_reg = CFA_REG_NONE, .bp_how = REG_SAME, .ra_how = REG_OTHER};
-	if (!run_program(&f, c.p, end))
+	if (!run_program(&f, (uintptr_t)c.p, end))
 		return false;
 	cie->init = f.st;
 	return true;
@@ -530,12 +487,12 @@ static void fde_parse(struct build *b, uintptr_t at)
 	uintptr_t body, end, cie_at, begin = 0, range = 0;
 	uint32_t id = 0;
 	uint64_t len;
-	struct cur c;
+	struct cursor c;
 
 	if (!entry_bounds(b, at, &body, &end))
 		goto bad;
-	c = (struct cur){body, end, false};
-	if (!cur_take(&c, 4, &id) || id == 0)
+	c = cur_at(body, end);
+	if (!cursor_copy(&c, &id, 4) || id == 0)
 		return;
 	if (id > body - b->seg_lo)
 		goto bad;
@@ -548,10 +505,10 @@ static void fde_parse(struct build *b, uintptr_t at)
 	if (!rd_ptr(&c, b->cie.fde_enc, 0, &begin) || !rd_ptr(&c, b->cie.fde_enc & 0x0f, 0, &range))
 		goto bad;
 	if (b->cie.aug_z) {
-		len = rd_uleb(&c);
-		if (c.bad || len > c.end - c.p)
+		len = cursor_uleb128(&c);
+		if (!cursor_ok(&c) || len > cursor_left(&c))
 			goto bad;
-		c.p += len;
+		cursor_skip(&c, len);
 	}
 	/* FDEs of code outside the executable segments (discarded sections) are dropped. */
 	if (range == 0 || begin < b->lo || begin >= b->hi || range > b->hi - begin)
@@ -559,7 +516,7 @@ static void fde_parse(struct build *b, uintptr_t at)
 	f.st = b->cie.init;
 	f.loc = begin;
 	f.end = begin + range;
-	if (!run_program(&f, c.p, end)) {
+	if (!run_program(&f, (uintptr_t)c.p, end)) {
 		/* Keep the rows before the bad op; the rest of the FDE is unknown. */
 		f.st.cfa_reg = CFA_REG_NONE;
 		f.st.ra_how = REG_OTHER;
@@ -600,9 +557,9 @@ bool uw_load_bounds(const struct dl_phdr_info *info, uintptr_t addr, uintptr_t *
 static bool parse_hdr(struct build *b, const struct dl_phdr_info *info, uintptr_t hdr,
 		      uintptr_t hdr_end)
 {
-	struct cur c = {hdr, hdr_end, false};
-	uint8_t version = rd_u8(&c), ptr_enc = rd_u8(&c);
-	uint8_t count_enc = rd_u8(&c), table_enc = rd_u8(&c);
+	struct cursor c = cur_at(hdr, hdr_end);
+	uint8_t version = cursor_u8(&c), ptr_enc = cursor_u8(&c);
+	uint8_t count_enc = cursor_u8(&c), table_enc = cursor_u8(&c);
 	uintptr_t eh_frame = 0, count = 0, p, body, end;
 	int32_t e[2];
 	size_t i;
@@ -612,8 +569,8 @@ static bool parse_hdr(struct build *b, const struct dl_phdr_info *info, uintptr_
 	if (!uw_load_bounds(info, eh_frame, &b->seg_lo, &b->seg_hi))
 		return false;
 	if (count_enc != EH_PE_OMIT && table_enc == EHFRAME_TABLE_ENC &&
-	    rd_ptr(&c, count_enc, hdr, &count) && count <= (c.end - c.p) / sizeof(e)) {
-		for (i = 0; i < count && !b->nomem && cur_take(&c, sizeof(e), e); i++)
+	    rd_ptr(&c, count_enc, hdr, &count) && count <= (cursor_left(&c)) / sizeof(e)) {
+		for (i = 0; i < count && !b->nomem && cursor_copy(&c, e, sizeof(e)); i++)
 			fde_parse(b, hdr + (uintptr_t)(intptr_t)e[1]);
 		return true;
 	}
