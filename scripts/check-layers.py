@@ -9,7 +9,9 @@ doc/architecture.md ("Parts and arrows").
 ROOT is the repository (default: this script's parent's parent).  The
 table in the document is the rule: each part (a folder of src/, or
 `main` for src/plateau.c) may include its own headers and what its row
-lists, either a whole part (`profile`) or one header (`util/banned.h`).
+lists, either a whole part (`profile`) or one header (`util/banned.h`);
+an entry marked "(tests)" holds only for the part's tests (*_test.c,
+*_testutil.h).
 Prints one line per include that breaks the rule, naming file and line,
 and exits 1; a folder of src/ that has no row is an error too.
 """
@@ -34,8 +36,14 @@ def read_rules():
         elif inside:
             m = ROW.match(line.rstrip("\n"))
             if m:
-                allowed = {a.strip(" `") for a in m.group(2).split(",")}
-                rules[m.group(1)] = {a for a in allowed if a and a != "—"}
+                allowed = set()
+                for a in m.group(2).split(","):
+                    a = a.strip(" `")
+                    if a.endswith("(tests)"):
+                        a = "tests:" + a[: -len("(tests)")].strip(" `")
+                    if a and a != "—":
+                        allowed.add(a)
+                rules[m.group(1)] = allowed
     if not rules:
         sys.exit("%s: no table between <!-- layers:begin --> and <!-- layers:end -->" % DOC)
     return rules
@@ -47,11 +55,18 @@ def part_of(rel):
     return parts[1] if len(parts) > 2 else "main"
 
 
-def allowed(rules, part, header):
+def is_test(rel):
+    return rel.endswith(("_test.c", "_testutil.h"))
+
+
+def allowed(rules, part, header, test):
+    """Whether PART may include HEADER; TEST: from one of its tests."""
+    kinds = ("", "tests:") if test else ("",)
     if "/" not in header:  # generated (profile.pb-c.h) or public (plateau.h)
-        return header in rules[part]
+        return any(k + header in rules[part] for k in kinds)
     target = header.split("/")[0]
-    return target == part or target in rules[part] or header in rules[part]
+    return target == part or any(k + target in rules[part] or k + header in rules[part]
+                                 for k in kinds)
 
 
 def main():
@@ -74,7 +89,7 @@ def main():
             for n, line in enumerate(open(os.path.join(top, f), encoding="utf-8",
                                           errors="replace"), 1):
                 m = INCLUDE.match(line)
-                if m and not allowed(rules, part, m.group(1)):
+                if m and not allowed(rules, part, m.group(1), is_test(rel)):
                     print('%s:%d: %s may not include "%s"' % (rel, n, part, m.group(1)))
                     bad += 1
     if bad:
