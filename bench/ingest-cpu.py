@@ -6,9 +6,13 @@
 For each round and each BUILD in turn (interleaved, so a busy machine
 weighs on all alike), starts BUILD/plateau serve on a fresh temporary
 store, pushes N realistic profiles and prints the server's CPU per push
-(utime + stime from /proc/PID/stat, read when the last push is
-answered: the roller's work meanwhile is counted), pushes/s and the
-store's bytes on disk per pushed sample.  Formats:
+(utime + stime from /proc/PID/stat) three ways: all-in (from the first
+push until the rollups have caught up, plateau_rollups_pending 0: what
+a push costs in the end), at the last push's answer, and of the push
+threads alone (the main thread, where the roller runs, left out); then
+pushes/s, the store's bytes on disk per pushed sample and, when perf
+is installed, the server's instructions per push (user + kernel, all-in:
+steadier than CPU time on a busy machine).  Formats:
 
   pprof   BUILD/serve_load (bench/serve_load.c): gzip pprof of 2,000
           samples over 500 stacks, 2 sample types, 6 labels, 40
@@ -60,10 +64,32 @@ def start(plateau, data, log):
     fail("the server did not start")
 
 
-def cpu_s(pid):
-    with open("/proc/%d/stat" % pid) as f:
+def cpu_s(pid, path=None):
+    with open(path or "/proc/%d/stat" % pid) as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def main_thread_s(pid):
+    return cpu_s(pid, "/proc/%d/task/%d/stat" % (pid, pid))
+
+
+def rollups_pending(port):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    c.request("GET", "/metrics")
+    body = c.getresponse().read().decode()
+    c.close()
+    m = re.search(r"^plateau_rollups_pending (\S+)$", body, re.M)
+    return float(m.group(1)) if m else 0
+
+
+def wait_rollups(port, limit_s=90):
+    t = time.monotonic()
+    while time.monotonic() - t < limit_s:
+        if rollups_pending(port) == 0:
+            return True
+        time.sleep(0.5)
+    return False
 
 
 def du(path):
@@ -141,15 +167,33 @@ def run(build, fmt, n):
     t0 = (int(time.time()) - 2 * 86400) // 3600 * 3600
     srv, port = start(os.path.join(build, "plateau"), data, os.path.join(tmp, "serve.log"))
     try:
-        c0 = cpu_s(srv.pid)
+        perf = None
+        if shutil.which("perf"):
+            perf = subprocess.Popen(["perf", "stat", "-x,", "-e", "instructions:u,instructions:k",
+                                     "-p", str(srv.pid), "-o", os.path.join(tmp, "perf.txt")],
+                                    stderr=subprocess.DEVNULL)
+            time.sleep(0.3)
+        c0, m0 = cpu_s(srv.pid), main_thread_s(srv.pid)
         rate = push_pprof(build, port, n, t0) if fmt == "pprof" else push_folded(port, n, t0)
-        c1 = cpu_s(srv.pid)
+        c1, m1 = cpu_s(srv.pid), main_thread_s(srv.pid)
+        if not wait_rollups(port):
+            fail("the rollups did not catch up in 90 s")
+        c2 = cpu_s(srv.pid)
         disk = du(data)
+        ins = float("nan")
+        if perf:
+            perf.send_signal(2)
+            perf.wait()
+            with open(os.path.join(tmp, "perf.txt")) as f:
+                counts = re.findall(r"^(\d+),", f.read(), re.M)
+            ins = sum(int(x) for x in counts) / n if counts else float("nan")
     finally:
         srv.terminate()
         srv.wait()
         shutil.rmtree(tmp, ignore_errors=True)
-    return (c1 - c0) / n * 1000, rate, disk / (n * SAMPLES)
+    # all-in (rollups done), at the last answer, the push threads alone (not the roller's)
+    return ((c2 - c0) / n * 1000, (c1 - c0) / n * 1000, (c1 - c0 - (m1 - m0)) / n * 1000,
+            rate, disk / (n * SAMPLES), ins / 1e6)
 
 
 def main():
@@ -163,15 +207,18 @@ def main():
     for r in range(a.rounds):
         for fmt in a.formats.split(","):
             for b in a.builds:
-                ms, rate, bps = run(b, fmt, a.n)
-                res.setdefault((fmt, b), []).append(ms)
-                print("round %d %-6s %-28s cpu/push %.3f ms  %6.0f pushes/s  %.2f bytes/sample"
-                      % (r + 1, fmt, b, ms, rate, bps), flush=True)
+                got = run(b, fmt, a.n)
+                res.setdefault((fmt, b), []).append(got)
+                print("round %d %-6s %-24s cpu/push all-in %.3f ms, at last answer %.3f, "
+                      "push threads %.3f; %5.0f pushes/s; %.2f bytes/sample; %.3f M instructions/push"
+                      % ((r + 1, fmt, b) + got), flush=True)
     for fmt in a.formats.split(","):
-        base = statistics.median(res[(fmt, a.builds[0])])
+        base = [statistics.median(x[k] for x in res[(fmt, a.builds[0])]) for k in range(6)]
         for b in a.builds:
-            m = statistics.median(res[(fmt, b)])
-            print("median %-6s %-28s cpu/push %.3f ms  ratio %.2f" % (fmt, b, m, m / base))
+            m = [statistics.median(x[k] for x in res[(fmt, b)]) for k in range(6)]
+            print("median %-6s %-24s cpu/push all-in %.3f ms (ratio %.2f), push threads %.3f "
+                  "(ratio %.2f), %.3f M instructions (ratio %.3f)"
+                  % (fmt, b, m[0], m[0] / base[0], m[2], m[2] / base[2], m[5], m[5] / base[5]))
 
 
 if __name__ == "__main__":
