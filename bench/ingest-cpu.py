@@ -10,9 +10,9 @@ store, pushes N realistic profiles and prints the server's CPU per push
 push until the rollups have caught up, plateau_rollups_pending 0: what
 a push costs in the end), at the last push's answer, and of the push
 threads alone (the main thread, where the roller runs, left out); then
-pushes/s, the store's bytes on disk per pushed sample and, when perf
-is installed, the server's instructions per push (user + kernel, all-in:
-steadier than CPU time on a busy machine).  Formats:
+pushes/s and the store's bytes on disk per pushed sample (WAL
+included: a short run's figure is above a day's).  For changes to the
+readers alone, build/read_bench (bench/read_bench.c) is steadier.  Formats:
 
   pprof   BUILD/serve_load (bench/serve_load.c): gzip pprof of 2,000
           samples over 500 stacks, 2 sample types, 6 labels, 40
@@ -167,12 +167,6 @@ def run(build, fmt, n):
     t0 = (int(time.time()) - 2 * 86400) // 3600 * 3600
     srv, port = start(os.path.join(build, "plateau"), data, os.path.join(tmp, "serve.log"))
     try:
-        perf = None
-        if shutil.which("perf"):
-            perf = subprocess.Popen(["perf", "stat", "-x,", "-e", "instructions:u,instructions:k",
-                                     "-p", str(srv.pid), "-o", os.path.join(tmp, "perf.txt")],
-                                    stderr=subprocess.DEVNULL)
-            time.sleep(0.3)
         c0, m0 = cpu_s(srv.pid), main_thread_s(srv.pid)
         rate = push_pprof(build, port, n, t0) if fmt == "pprof" else push_folded(port, n, t0)
         c1, m1 = cpu_s(srv.pid), main_thread_s(srv.pid)
@@ -180,20 +174,13 @@ def run(build, fmt, n):
             fail("the rollups did not catch up in 90 s")
         c2 = cpu_s(srv.pid)
         disk = du(data)
-        ins = float("nan")
-        if perf:
-            perf.send_signal(2)
-            perf.wait()
-            with open(os.path.join(tmp, "perf.txt")) as f:
-                counts = re.findall(r"^(\d+),", f.read(), re.M)
-            ins = sum(int(x) for x in counts) / n if counts else float("nan")
     finally:
         srv.terminate()
         srv.wait()
         shutil.rmtree(tmp, ignore_errors=True)
     # all-in (rollups done), at the last answer, the push threads alone (not the roller's)
     return ((c2 - c0) / n * 1000, (c1 - c0) / n * 1000, (c1 - c0 - (m1 - m0)) / n * 1000,
-            rate, disk / (n * SAMPLES), ins / 1e6)
+            rate, disk / (n * SAMPLES))
 
 
 def main():
@@ -210,15 +197,14 @@ def main():
                 got = run(b, fmt, a.n)
                 res.setdefault((fmt, b), []).append(got)
                 print("round %d %-6s %-24s cpu/push all-in %.3f ms, at last answer %.3f, "
-                      "push threads %.3f; %5.0f pushes/s; %.2f bytes/sample; %.3f M instructions/push"
+                      "push threads %.3f; %5.0f pushes/s; %.2f bytes/sample"
                       % ((r + 1, fmt, b) + got), flush=True)
     for fmt in a.formats.split(","):
-        base = [statistics.median(x[k] for x in res[(fmt, a.builds[0])]) for k in range(6)]
+        base = [statistics.median(x[k] for x in res[(fmt, a.builds[0])]) for k in range(3)]
         for b in a.builds:
-            m = [statistics.median(x[k] for x in res[(fmt, b)]) for k in range(6)]
+            m = [statistics.median(x[k] for x in res[(fmt, b)]) for k in range(3)]
             print("median %-6s %-24s cpu/push all-in %.3f ms (ratio %.2f), push threads %.3f "
-                  "(ratio %.2f), %.3f M instructions (ratio %.3f)"
-                  % (fmt, b, m[0], m[0] / base[0], m[2], m[2] / base[2], m[5], m[5] / base[5]))
+                  "(ratio %.2f)" % (fmt, b, m[0], m[0] / base[0], m[2], m[2] / base[2]))
 
 
 if __name__ == "__main__":
