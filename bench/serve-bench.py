@@ -18,18 +18,44 @@ bytes on disk per sample (issue 5). Runs the server and a load generator
 
 Environment: CONNS, QUERY_RUNS, DAY (1), KEEP (keep the data directory).
 Peers' published figures are in bench/README.md (they cannot run here).
+
+    bench/serve-bench.py --live [BUILD_DIR]    the live scenario only
+    bench/serve-bench.py --all [BUILD_DIR]     both, the aligned one first
+
+The live scenario (issue 16): a fleet of 40 instances (labels region=eu,
+instance=i-NN, service, version) pushing folded profiles of 200 stacks
+drawn from a pool of 4,000 stacks of depth 8-24, one push per instance per
+10-second window, from a Python client (its CPU shares the machine).
+1. backfill, in time order over CONNS processes: the 23 hours before the
+   last hour at a coarser rate (one 10-second push per instance every
+   LIVE_DAY_STEP seconds, 120 by default; 0 skips them), then the last
+   hour at the full rate (14,400 pushes). Pushes/s and server CPU per push.
+2. right after the backfill (the roller behind): fleet.cpu{region="eu"}
+   for the last 1 h, 6 h and 24 h, unaligned (from=now-R&until=now).
+3. live, LIVE_SECONDS (120) of real time: the newest windows' pushes keep
+   arriving (each instance pushes its window when it ends, spread over
+   the next 10 s) while a dashboard queries the three ranges every
+   LIVE_EVERY seconds (3); p50/p95 of each range.
+4. peak RSS, bytes on disk per pushed sample.
 """
+import http.client
+import multiprocessing
 import os
+import random
 import re
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import urllib.parse
 import urllib.request
 
-BUILD = sys.argv[1] if len(sys.argv) > 1 else "build"
+ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
+MODES = [a for a in sys.argv[1:] if a.startswith("--")]
+BUILD = ARGS[0] if ARGS else "build"
 PLATEAU = os.path.join(BUILD, "plateau")
 LOAD = os.path.join(BUILD, "serve_load")
 CONNS = int(os.environ.get("CONNS", "4"))
@@ -168,5 +194,193 @@ def main():
             shutil.rmtree(tmp)
 
 
+# ---- the live scenario (issue 16) -------------------------------------------
+
+LIVE_STACKS, LIVE_POOL, LIVE_BODIES = 200, 4000, 64
+LIVE_SECONDS = float(os.environ.get("LIVE_SECONDS", "120"))
+LIVE_EVERY = float(os.environ.get("LIVE_EVERY", "3"))
+LIVE_DAY_STEP = int(os.environ.get("LIVE_DAY_STEP", "120"))
+
+
+def live_bodies():
+    """LIVE_BODIES folded bodies of LIVE_STACKS stacks each, drawn from one
+    pool of LIVE_POOL stacks of depth 8-24 (a fixed seed: every run pushes
+    the same bytes). Returns [(body bytes, samples)]."""
+    rnd = random.Random(16)
+    funcs = ["pkg%d/mod%d.(*T%d).fn%d" % (i % 13, i % 41, i % 7, i) for i in range(800)]
+    pool = []
+    for _ in range(LIVE_POOL):
+        depth = rnd.randint(8, 24)
+        pool.append(";".join(["main", "runtime.main"] +
+                             [rnd.choice(funcs) for _ in range(depth - 2)]))
+    bodies = []
+    for _ in range(LIVE_BODIES):
+        lines, total = [], 0
+        for st in rnd.sample(pool, LIVE_STACKS):
+            v = rnd.randint(1, 20)
+            total += v
+            lines.append("%s %d" % (st, v))
+        bodies.append((("\n".join(lines) + "\n").encode(), total))
+    return bodies
+
+
+def live_path(inst, t):
+    name = "fleet.cpu{region=eu,instance=i-%02d,service=shop,version=v%d}" % (inst, 1 + inst % 3)
+    return "/ingest?name=%s&from=%d&until=%d&format=folded&units=samples" % (
+        urllib.parse.quote(name, safe=""), t, t + STEP)
+
+
+def live_body_of(inst, t):
+    return (inst * 7 + t // STEP) % LIVE_BODIES
+
+
+def live_post(conn, bodies, inst, t):
+    body = bodies[live_body_of(inst, t)][0]
+    conn.request("POST", live_path(inst, t), body=body,
+                 headers={"Content-Type": "text/plain"})
+    r = conn.getresponse()
+    r.read()
+    if r.status != 200:
+        raise RuntimeError("push %d %d: HTTP %d" % (inst, t, r.status))
+
+
+def live_worker(args):
+    port, jobs = args
+    bodies = live_bodies()
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+    for inst, t in jobs:
+        live_post(conn, bodies, inst, t)
+    conn.close()
+    return len(jobs)
+
+
+def live_query(url, now, rng):
+    sel = urllib.parse.quote('fleet.cpu{region="eu"}', safe="")
+    dt, body = get("%s/api/v1/query?query=%s&from=%d&until=%d&format=json" % (
+        url, sel, now - rng, now))
+    ticks = re.search(rb'"numTicks":(\d+)', body)
+    return dt, int(ticks.group(1)) if ticks else 0, len(body)
+
+
+def pct(xs, p):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
+
+
+def live_main():
+    if not os.access(PLATEAU, os.X_OK):
+        fail("%s is missing: build first (make)" % PLATEAU)
+    tmp = tempfile.mkdtemp(prefix="plateau-serve-bench-live.")
+    data = os.path.join(tmp, "data")
+    bodies = live_bodies()
+    srv, url, port = start(data)
+    ranges = [("1 h", 3600), ("6 h", 6 * 3600), ("24 h", 86400)]
+    try:
+        now0 = int(time.time()) // STEP * STEP
+        # The backfill in time order: job k goes to connection k % CONNS.
+        day = []
+        if LIVE_DAY_STEP > 0:
+            day = [(i, t) for t in range(now0 - 86400, now0 - 3600, LIVE_DAY_STEP)
+                   for i in range(INSTANCES)]
+        hour = [(i, t) for t in range(now0 - 3600, now0, STEP) for i in range(INSTANCES)]
+        samples = 0
+        c0 = cpu_s(srv.pid)
+        for name, jobs in (("23 h before, one push per instance every %d s" % LIVE_DAY_STEP, day),
+                           ("the last hour, every 10 s", hour)):
+            if not jobs:
+                continue
+            samples += sum(bodies[live_body_of(i, t)][1] for i, t in jobs)
+            ca, ta = cpu_s(srv.pid), time.monotonic()
+            with multiprocessing.Pool(CONNS) as pool:
+                pool.map(live_worker, [(port, jobs[k::CONNS]) for k in range(CONNS)])
+            secs, cpu = time.monotonic() - ta, cpu_s(srv.pid) - ca
+            print("backfill %s: %d folded pushes (%d stacks) in %.1f s over %d connections: "
+                  "%.0f pushes/s; server CPU %.2f ms per push" % (
+                      name, len(jobs), LIVE_STACKS, secs, CONNS, len(jobs) / secs,
+                      cpu * 1e3 / len(jobs)))
+        pushed = len(day) + len(hour)
+        print("  server peak RSS %.1f MiB, rollups pending %d" % (
+            rss_peak_kib(srv.pid) / 1024, metric(url, "plateau_rollups_pending") or 0))
+        now = int(time.time())
+        for label, rng in ranges:
+            dt, ticks, size = live_query(url, now, rng)
+            print("query %s right after the backfill (from=now-%d&until=now): %.0f ms, "
+                  "numTicks %d, %d bytes" % (label, rng, dt * 1e3, ticks, size))
+        print("  rollups pending after these queries %d" % (
+            metric(url, "plateau_rollups_pending") or 0))
+
+        # Live: windows [t, t+10) for t >= now0, each pushed once it has ended.
+        stop = time.time() + LIVE_SECONDS
+        live_pushes = [0]
+        live_samples = [0]
+        errors = []
+
+        def pusher():
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+            t = now0
+            try:
+                while True:
+                    end = t + STEP
+                    for i in range(INSTANCES):
+                        due = end + i * STEP / INSTANCES
+                        wait = due - time.time()
+                        if due > stop:
+                            return
+                        if wait > 0:
+                            time.sleep(wait)
+                        live_post(conn, bodies, i, t)
+                        live_pushes[0] += 1
+                        live_samples[0] += bodies[live_body_of(i, t)][1]
+                    t += STEP
+            except Exception as e:  # reported after the run
+                errors.append(e)
+
+        lat = {label: [] for label, _ in ranges}
+        cl = cpu_s(srv.pid)
+        th = threading.Thread(target=pusher)
+        th.start()
+        rounds = 0
+        while time.time() < stop:
+            ta = time.time()
+            for label, rng in ranges:
+                lat[label].append(live_query(url, int(time.time()), rng)[0])
+            rounds += 1
+            rest = LIVE_EVERY - (time.time() - ta)
+            if rest > 0:
+                time.sleep(rest)
+        th.join()
+        if errors:
+            fail("live push: %s" % errors[0])
+        cpu_live = cpu_s(srv.pid) - cl
+        samples += live_samples[0]
+        pushed += live_pushes[0]
+        print("live %.0f s: %d pushes (%.1f/s), %d dashboard rounds every %.0f s; server CPU "
+              "%.1f s (pushes, roller and queries)" % (
+                  LIVE_SECONDS, live_pushes[0], live_pushes[0] / LIVE_SECONDS, rounds,
+                  LIVE_EVERY, cpu_live))
+        for label, rng in ranges:
+            xs = lat[label]
+            print("query %s live (from=now-%d&until=now): p50 %.0f ms, p95 %.0f ms, "
+                  "min %.0f, max %.0f (%d queries)" % (
+                      label, rng, pct(xs, 50) * 1e3, pct(xs, 95) * 1e3, min(xs) * 1e3,
+                      max(xs) * 1e3, len(xs)))
+        disk = metric(url, "plateau_store_bytes")
+        print("server peak RSS %.1f MiB; server CPU %.1f s in all" % (
+            rss_peak_kib(srv.pid) / 1024, cpu_s(srv.pid) - c0))
+        print("disk: %.1f MiB for %d pushes, %d samples: %.2f bytes per sample" % (
+            disk / 2**20, pushed, samples, disk / samples))
+    finally:
+        srv.terminate()
+        srv.wait()
+        if not os.environ.get("KEEP"):
+            shutil.rmtree(tmp)
+
+
 if __name__ == "__main__":
-    main()
+    unknown = [m for m in MODES if m not in ("--live", "--all")]
+    if unknown:
+        fail("unknown option %s (--live, --all)" % unknown[0])
+    if "--live" not in MODES:
+        main()
+    if MODES:
+        live_main()
