@@ -71,8 +71,10 @@ def fail(msg):
 
 def start(data):
     log = open(os.path.join(os.path.dirname(data), "serve.log"), "w")
-    p = subprocess.Popen([PLATEAU, "serve", "--listen", "127.0.0.1:0", "--data", data],
-                         stderr=log)
+    cmd = [PLATEAU, "serve", "--listen", "127.0.0.1:0", "--data", data, "-q"]
+    if os.environ.get("SERVE_CONFIG"):
+        cmd += ["--config", os.environ["SERVE_CONFIG"]]
+    p = subprocess.Popen(cmd, stderr=log)
     for _ in range(100):
         time.sleep(0.1)
         with open(log.name) as f:

@@ -213,6 +213,13 @@ static int set_key(struct server_config *c, const char *key, const char *v, cons
 		c->access_log = !strcmp(v, "on");
 		return 0;
 	}
+	if (!strcmp(key, "fleet-rollups")) {
+		if (strcmp(v, "on") && strcmp(v, "off"))
+			return error_set(err, ERR_FORMAT,
+					 "%s: fleet-rollups: \"%.64s\" is not on or off", where, v);
+		c->svc.no_fleet_rollups = !strcmp(v, "off");
+		return 0;
+	}
 	if (!strcmp(key, "max-connections") || !strcmp(key, "max-connections-per-ip")) {
 		rc = set_count(v, !strcmp(key, "max-connections") ? 16 : 0, 1u << 20, &n, where,
 			       key, err);

@@ -123,10 +123,118 @@ uint64_t ix_app_series(const struct service *sv, const char *app)
 	return found ? sv->apps[at].n : 0;
 }
 
+/* Where the fleet of APP and TYPE is or would go in sv->fleets (caller holds mu). */
+static size_t fleet_find(const struct service *sv, const char *app, const char *type, bool *found)
+{
+	size_t lo = 0, hi = sv->nfleets;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(app, sv->fleets[mid]->app);
+
+		if (c == 0)
+			c = strcmp(type, sv->fleets[mid]->type);
+		if (c == 0) {
+			*found = true;
+			return mid;
+		}
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	*found = false;
+	return lo;
+}
+
+/* The fleet of APP and TYPE, added to the index when new (caller holds mu for writing). */
+static struct ix_fleet *fleet_get(struct service *sv, const char *app, const char *type)
+{
+	bool found;
+	size_t at = fleet_find(sv, app, type, &found);
+	struct ix_fleet *f;
+
+	if (found)
+		return sv->fleets[at];
+	f = calloc(1, sizeof(*f));
+	if (!f || ALLOC_TRY_GROW(sv->fleets, sv->nfleets + 1, sv->alloc_fleets) < 0) {
+		free(f);
+		return NULL;
+	}
+	f->app = alloc_strdup(app);
+	f->type = alloc_strdup(type);
+	if (!f->app || !f->type) {
+		free(f->app);
+		free(f->type);
+		free(f);
+		return NULL;
+	}
+	memmove(&sv->fleets[at + 1], &sv->fleets[at], (sv->nfleets - at) * sizeof(*sv->fleets));
+	sv->fleets[at] = f;
+	sv->nfleets++;
+	return f;
+}
+
+/* F's key in the store: FLEET_KEY_MARK app.type (NULL: no memory; freed by the caller). */
+static char *fleet_key(const struct ix_fleet *f)
+{
+	size_t n = strlen(f->app) + strlen(f->type) + 3;
+	char *key = malloc(n);
+
+	if (key)
+		snprintf(key, n, "%c%s.%s", FLEET_KEY_MARK, f->app, f->type);
+	return key;
+}
+
+int ix_fleet_store(struct service *sv, struct ix_fleet *f, struct error *err)
+{
+	bool created;
+	char *key;
+	int rc;
+
+	if (f->id || f->members < 2 || sv->cfg.no_fleet_rollups)
+		return 0;
+	key = fleet_key(f);
+	if (!key)
+		return svc_nomem(err, "a fleet's key");
+	rc = sv->st->be->series_get(sv->st, key, f->app, f->type, false, &f->id, &created, err);
+	free(key);
+	if (rc == 0 && f->id > 0 && f->id < INT32_MAX &&
+	    by_id_grow(sv, (size_t)f->id + 1, err) == 0)
+		sv->by_id[f->id] = (struct ix_id){.fleet = f};
+	else if (rc == 0)
+		f->id = 0; /* no room to roll it up: not used */
+	return rc;
+}
+
+size_t ix_fleet_members(const struct service *sv, const struct ix_fleet *f,
+			struct plan_series **out)
+{
+	size_t plen = strlen(f->app) + strlen(f->type) + 2, n = 0, at;
+	char *prefix = malloc(plen + 1);
+	bool found;
+
+	*out = prefix ? calloc(f->members + 1, sizeof(**out)) : NULL;
+	if (!*out) {
+		free(prefix);
+		return 0;
+	}
+	/* Keys sort by app.type{: the members are one run of the index. */
+	snprintf(prefix, plen + 1, "%s.%s{", f->app, f->type);
+	at = ix_find(sv, prefix, &found);
+	for (size_t i = at; i < sv->n && !strncmp(sv->v[i].key, prefix, plen); i++)
+		if (sv->v[i].fleet == f && n < f->members)
+			(*out)[n++] = (struct plan_series){sv->v[i].id, sv->v[i].first_ns,
+							   sv->v[i].last_ns};
+	free(prefix);
+	return n;
+}
+
 /* Insert a series parsed from its key (caller holds mu for writing). */
 int ix_insert(struct service *sv, int64_t id, bool average, const char *key, int64_t first,
 	      int64_t last, struct error *err)
 {
+	struct ix_fleet *fleet = NULL;
 	struct series *s;
 	char *copy;
 	bool found;
@@ -144,12 +252,56 @@ int ix_insert(struct service *sv, int64_t id, bool average, const char *key, int
 		series_free(s);
 		return svc_nomem(err, "series index");
 	}
+	if (!average && !(fleet = fleet_get(sv, s->app, s->type))) {
+		free(copy);
+		series_free(s);
+		return svc_nomem(err, "series index");
+	}
 	memmove(&sv->v[at + 1], &sv->v[at], (sv->n - at) * sizeof(*sv->v));
-	sv->v[at] = (struct ix_series){id, average, copy, s, first, last};
+	sv->v[at] = (struct ix_series){id, average, copy, s, first, last, fleet};
 	sv->n++;
+	if (fleet)
+		fleet->members++;
 	if (id > 0 && id < INT32_MAX)
-		sv->by_id[id] = (struct ix_id){s, last, 0};
+		sv->by_id[id] = (struct ix_id){s, NULL, last, 0};
 	return 0;
+}
+
+/* A fleet's own series, from the store (caller holds mu for writing). */
+static int load_fleet(struct service *sv, const struct store_series *se, struct error *err)
+{
+	struct ix_fleet *f = fleet_get(sv, se->app, se->type);
+
+	if (!f)
+		return svc_nomem(err, "series index");
+	f->id = se->id;
+	if (se->id <= 0 || se->id >= INT32_MAX)
+		f->id = 0;
+	else if (by_id_grow(sv, (size_t)se->id + 1, err) < 0)
+		return ERR_NOMEM;
+	else
+		sv->by_id[se->id] = (struct ix_id){.fleet = f};
+	return 0;
+}
+
+/*
+ * After the load: fleets of two members or more get their series (a store
+ * written before fleet rollups; they cover the windows pushed from now
+ * on), and every fleet the end of its members' latest push.
+ */
+static int fleets_ready(struct service *sv, struct error *err)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < sv->nfleets && rc == 0; i++)
+		rc = ix_fleet_store(sv, sv->fleets[i], err);
+	for (size_t i = 0; i < sv->n && rc == 0; i++) {
+		const struct ix_fleet *f = sv->v[i].fleet;
+
+		if (f && f->id && sv->by_id[f->id].last_ns < sv->v[i].last_ns)
+			sv->by_id[f->id].last_ns = sv->v[i].last_ns;
+	}
+	return rc;
 }
 
 static int load_series(const struct store_series *se, void *arg)
@@ -157,6 +309,8 @@ static int load_series(const struct store_series *se, void *arg)
 	struct service *sv = arg;
 	struct error err = ERROR_INIT;
 
+	if (se->key[0] == FLEET_KEY_MARK)
+		return load_fleet(sv, se, &err);
 	/* A key this build cannot parse stays in the store, unqueried. */
 	if (ix_insert(sv, se->id, se->average, se->key, se->first_ns, se->last_ns, &err) ==
 	    ERR_NOMEM)
@@ -181,6 +335,8 @@ int service_open(struct store *st, const struct service_config *cfg, struct serv
 	rc = st->be->series_each(st, load_series, sv, err);
 	if (rc == ERR_NOMEM && !err->code)
 		svc_nomem(err, "series index");
+	if (rc == 0)
+		rc = fleets_ready(sv, err);
 	if (rc < 0) {
 		service_close(sv);
 		*out = NULL;
@@ -204,6 +360,12 @@ void service_close(struct service *sv)
 		series_free(sv->v[i].s);
 	}
 	free(sv->v);
+	for (size_t i = 0; i < sv->nfleets; i++) {
+		free(sv->fleets[i]->app);
+		free(sv->fleets[i]->type);
+		free(sv->fleets[i]);
+	}
+	free(sv->fleets);
 	free(sv->by_id);
 	free(sv->wide_key);
 	free(sv->bad);

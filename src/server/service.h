@@ -31,6 +31,7 @@ struct service_config {
 	int64_t retention_ns;		 /* 0 = keep forever */
 	uint64_t max_disk;		 /* bytes; 0 = no limit */
 	int64_t rollup_delay_ns;	 /* roll a window up this long after it ends */
+	bool no_fleet_rollups;		 /* no rollups across the series of an app and type */
 };
 
 #define SERVICE_CONFIG_DEFAULT                                                                \

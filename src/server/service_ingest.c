@@ -186,9 +186,15 @@ static bool within_budget(const struct service *sv, const char *app)
 	       (!sv->cfg.series_budget_app || ix_app_series(sv, app) < sv->cfg.series_budget_app);
 }
 
-/* The id of series KEY, created within the budget. */
+/* The fleet series of index entry E, 0: none (caller holds mu). */
+static int64_t fleet_of(const struct ix_series *e)
+{
+	return e->fleet ? e->fleet->id : 0;
+}
+
+/* The id of series KEY, created within the budget, and its fleet's series (0: none). */
 static int series_id(struct service *sv, const char *key, const struct series *s, bool average,
-		     int64_t *id, struct error *err)
+		     int64_t *id, int64_t *fleet, struct error *err)
 {
 	bool found, created;
 	size_t at;
@@ -196,8 +202,10 @@ static int series_id(struct service *sv, const char *key, const struct series *s
 
 	pthread_rwlock_rdlock(&sv->mu);
 	at = ix_find(sv, key, &found);
-	if (found)
+	if (found) {
 		*id = sv->v[at].id;
+		*fleet = fleet_of(&sv->v[at]);
+	}
 	pthread_rwlock_unlock(&sv->mu);
 	if (found)
 		return 0;
@@ -214,7 +222,12 @@ static int series_id(struct service *sv, const char *key, const struct series *s
 			rc = ix_insert(sv, *id, average, key, 0, 0, err);
 		if (rc == 0)
 			svc_count(sv, &sv->c.series, 1);
+		at = ix_find(sv, key, &found);
+		/* Its second member: the fleet gets its series. */
+		if (rc == 0 && found && sv->v[at].fleet)
+			rc = ix_fleet_store(sv, sv->v[at].fleet, err);
 	}
+	*fleet = rc == 0 && found ? fleet_of(&sv->v[at]) : 0;
 	pthread_rwlock_unlock(&sv->mu);
 	return rc;
 }
@@ -569,14 +582,14 @@ static int add_group(struct service *sv, const struct ingest_req *req, struct pr
 		int64_t total = profile_total(&tv.v, k);
 		struct series s;
 		char key[8192];
-		int64_t id;
+		int64_t id, fleet = 0;
 
 		/* A type with no value in the group has no series here. */
 		if (!tv.used[k])
 			continue;
 		rc = push_series(sv, req, names[k], &gs->v[g], &s, labels, key, sizeof(key), err);
 		if (rc == 0)
-			rc = series_id(sv, key, &s, averages[k], &id, err);
+			rc = series_id(sv, key, &s, averages[k], &id, &fleet, err);
 		if (rc < 0)
 			break;
 		pd->rows[pd->n] = (struct store_row){
@@ -588,6 +601,7 @@ static int add_group(struct service *sv, const struct ingest_req *req, struct pr
 			.type = (int)k,
 			.blob = blob->buf,
 			.len = blob->len,
+			.fleet = fleet,
 		};
 		pd->keys[pd->n] = alloc_strdup(key);
 		if (!pd->keys[pd->n]) {
@@ -680,6 +694,14 @@ static void note_spans(struct service *sv, const struct pending *pd)
 		if ((size_t)e->id < sv->nby_id) {
 			sv->by_id[e->id].last_ns = e->last_ns;
 			sv->by_id[e->id].pushed = now;
+		}
+		/* The fleet has moved on when any member has. */
+		if (e->fleet && e->fleet->id && (size_t)e->fleet->id < sv->nby_id) {
+			struct ix_id *f = &sv->by_id[e->fleet->id];
+
+			if (f->last_ns < e->last_ns)
+				f->last_ns = e->last_ns;
+			f->pushed = now;
 		}
 	}
 	pthread_rwlock_unlock(&sv->mu);

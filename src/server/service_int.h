@@ -19,6 +19,22 @@
 #include <stdint.h>
 
 #include "server/service.h"
+#include "store/plan.h"
+
+/*
+ * The fleet of an app and type: its series that add up (not gauges), and
+ * the series of their rollups merged (doc/store.md, "Fleet rollups"),
+ * stored under the key FLEET_KEY_MARK app.type once the fleet has two
+ * members (id 0 before).
+ */
+struct ix_fleet {
+	int64_t id;
+	char *app, *type;
+	size_t members;
+};
+
+/* The first byte of a fleet series' key: no series key starts with it. */
+#define FLEET_KEY_MARK '@'
 
 struct ix_series {
 	int64_t id;
@@ -26,12 +42,14 @@ struct ix_series {
 	char *key;
 	struct series *s; /* parsed from key: app, type, sorted labels */
 	int64_t first_ns, last_ns;
+	struct ix_fleet *fleet; /* of its app and type; NULL for a gauge */
 };
 
 /* What the roller needs of a series, by id. */
 struct ix_id {
-	const struct series *s; /* parsed: app, type, labels */
-	int64_t last_ns;	/* end of its latest push */
+	const struct series *s; /* parsed: app, type, labels; NULL for a fleet */
+	struct ix_fleet *fleet; /* the series is this fleet's own */
+	int64_t last_ns;	/* end of its latest push (a fleet: of its members') */
 	int64_t pushed;		/* wall clock of its latest push; 0: none since start */
 };
 
@@ -56,6 +74,9 @@ struct service {
 	struct batch *queue;
 	bool committing;
 	bool degraded; /* read-only for a full disk (cmu) */
+	/* Fleets by app and type (each allocated alone: series point at them). */
+	struct ix_fleet **fleets;
+	size_t nfleets, alloc_fleets;
 	/* Rollup windows that failed, skipped until a push changes them (the roller's own). */
 	struct bad_window *bad;
 	size_t nbad, alloc_bad;
@@ -116,6 +137,17 @@ uint64_t ix_app_series(const struct service *sv, const char *app);
 /* Insert a series parsed from its key (no-op when there): 0, ERR_NOMEM or its parse error. */
 int ix_insert(struct service *sv, int64_t id, bool average, const char *key, int64_t first,
 	      int64_t last, struct error *err);
+/*
+ * The fleet series of F, created in the store when F has two members and
+ * none yet (caller holds mu for writing): 0, or the store's error.
+ */
+int ix_fleet_store(struct service *sv, struct ix_fleet *f, struct error *err);
+/*
+ * F's members (caller holds mu): their plan_series into *OUT (freed by the
+ * caller; NULL and ERR_NOMEM when memory ran out), the number returned.
+ */
+size_t ix_fleet_members(const struct service *sv, const struct ix_fleet *f,
+			struct plan_series **out);
 /*
  * Every label key of the index (of APP's series; NULL: all), sorted, with
  * its counts (service_ingest.c; caller holds mu and frees *out; *out NULL

@@ -17,8 +17,22 @@
 struct match {
 	struct plan_series *ps;
 	bool *average;
+	int64_t *fleet;	  /* its fleet's series, 0: none */
+	size_t *fleet_of; /* that fleet's members */
 	size_t n;
 };
+
+static void match_free(struct match *m)
+{
+	free(m->ps);
+	free(m->average);
+	free(m->fleet);
+	free(m->fleet_of);
+	m->ps = NULL;
+	m->average = NULL;
+	m->fleet = NULL;
+	m->fleet_of = NULL;
+}
 
 /* Whether SEL (NULL: everything) selects series S. */
 bool svc_selected(const struct selector *sel, const struct series *s)
@@ -80,15 +94,14 @@ static void select_series(struct service *sv, const struct selector *sel, struct
 	pthread_rwlock_rdlock(&sv->mu);
 	m->ps = calloc(sv->n + 1, sizeof(*m->ps));
 	m->average = calloc(sv->n + 1, sizeof(*m->average));
+	m->fleet = calloc(sv->n + 1, sizeof(*m->fleet));
+	m->fleet_of = calloc(sv->n + 1, sizeof(*m->fleet_of));
 	m->n = 0;
 	if (type)
 		types = calloc(sv->n + 1, sizeof(*types));
-	if (!m->ps || !m->average || (type && !types)) {
+	if (!m->ps || !m->average || !m->fleet || !m->fleet_of || (type && !types)) {
 		svc_nomem(err, "the selected series");
-		free(m->ps);
-		free(m->average);
-		m->ps = NULL;
-		m->average = NULL;
+		match_free(m);
 		pthread_rwlock_unlock(&sv->mu);
 		free(types);
 		return;
@@ -100,19 +113,125 @@ static void select_series(struct service *sv, const struct selector *sel, struct
 		if (!svc_selected(sel, e->s))
 			continue;
 		m->average[m->n] = e->average;
+		m->fleet[m->n] = e->fleet ? e->fleet->id : 0;
+		m->fleet_of[m->n] = e->fleet ? e->fleet->members : 0;
 		m->ps[m->n++] = (struct plan_series){e->id, e->first_ns, e->last_ns};
 		for (t = 0; types && t < nt && strcmp(types[t], e->s->type); t++)
 			;
 		if (types && t == nt)
 			types[nt++] = e->s->type;
 	}
-	if (type && one_type(types, nt, sel, type, err)) {
-		free(m->ps);
-		free(m->average);
-		m->ps = NULL;
-	}
+	if (type && one_type(types, nt, sel, type, err))
+		match_free(m);
 	pthread_rwlock_unlock(&sv->mu);
 	free(types);
+}
+
+/*
+ * What a query plans: a fleet whose members it selects all of (its
+ * rollups hold them merged: one row per window instead of one per
+ * series), or one series.
+ */
+struct unit {
+	struct plan_fleet f; /* f.n 0: one series, f.members[0] */
+	bool average;
+};
+
+struct units {
+	struct unit *v;
+	size_t n;
+	struct plan_series *members; /* the selected series by fleet: the units point here */
+};
+
+static void units_free(struct units *u)
+{
+	free(u->v);
+	free(u->members);
+	u->v = NULL;
+	u->members = NULL;
+}
+
+struct by_fleet {
+	int64_t fleet;
+	size_t i;
+};
+
+static int by_fleet_cmp(const void *a, const void *b)
+{
+	const struct by_fleet *x = a, *y = b;
+
+	if (x->fleet != y->fleet)
+		return x->fleet < y->fleet ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* M's series as units: the runs of one fleet that hold all its members, planned as one. */
+static int plan_units(const struct match *m, struct units *u, struct error *err)
+{
+	struct by_fleet *o = calloc(m->n + 1, sizeof(*o));
+
+	u->v = calloc(m->n + 1, sizeof(*u->v));
+	u->members = calloc(m->n + 1, sizeof(*u->members));
+	u->n = 0;
+	if (!o || !u->v || !u->members) {
+		free(o);
+		units_free(u);
+		return svc_nomem(err, "the selected series");
+	}
+	for (size_t i = 0; i < m->n; i++)
+		o[i] = (struct by_fleet){m->average[i] ? 0 : m->fleet[i], i};
+	qsort(o, m->n, sizeof(*o), by_fleet_cmp);
+	for (size_t i = 0; i < m->n; i++)
+		u->members[i] = m->ps[o[i].i];
+	for (size_t i = 0, j; i < m->n; i = j) {
+		struct unit *un = &u->v[u->n];
+
+		for (j = i + 1; j < m->n && o[j].fleet == o[i].fleet; j++)
+			;
+		if (!o[i].fleet || j - i < 2 || j - i != m->fleet_of[o[i].i]) {
+			/* Series one by one: no fleet, or not all of it. */
+			j = i + 1;
+			*un = (struct unit){.f = {.members = &u->members[i]},
+					    .average = m->average[o[i].i]};
+			u->n++;
+			continue;
+		}
+		*un = (struct unit){.f = {.fleet = {o[i].fleet, INT64_MAX, 0},
+					  .members = &u->members[i],
+					  .n = j - i,
+					  .member_max = STORE_LEVELS - 1}};
+		/* The fleet's span: its members' (one unknown: unknown). */
+		for (size_t k = i; k < j; k++) {
+			const struct plan_series *ps = &u->members[k];
+
+			if (ps->first_ns < un->f.fleet.first_ns)
+				un->f.fleet.first_ns = ps->first_ns;
+			if (ps->last_ns > un->f.fleet.last_ns)
+				un->f.fleet.last_ns = ps->last_ns;
+		}
+		for (size_t k = i; k < j; k++)
+			if (!u->members[k].last_ns)
+				un->f.fleet.last_ns = 0;
+		u->n++;
+	}
+	free(o);
+	return 0;
+}
+
+/* Plan unit U at rollup levels up to LEVEL, rows or totals (TOTALS) into FN. */
+static int plan_unit(struct service *sv, const struct unit *un, int level, bool totals,
+		     int64_t from, int64_t until, int (*fn)(const struct store_row *, void *),
+		     void *arg, struct error *err)
+{
+	if (un->f.n) {
+		struct plan_fleet f = un->f;
+
+		f.member_max = level;
+		return (totals ? store_plan_fleet_totals
+			       : store_plan_fleet)(sv->st, &f, level, from, until, fn, arg, err);
+	}
+	return (totals ? store_plan_totals : store_plan)(sv->st, &un->f.members[0], level, from,
+							 until, fn, arg, err);
 }
 
 int svc_merge_row(const struct store_row *r, void *arg)
@@ -152,6 +271,7 @@ int service_query(struct service *sv, const struct selector *sel, int64_t from, 
 		  struct profile **out, size_t *nseries, struct error *err)
 {
 	struct match m;
+	struct units u = {0};
 	struct merge_ctx mc = {NULL, err, 0};
 	char type[SERIES_TYPE_MAX + 1];
 	int rc = 0;
@@ -160,15 +280,16 @@ int service_query(struct service *sv, const struct selector *sel, int64_t from, 
 	select_series(sv, sel, &m, type, err);
 	if (!m.ps) /* several types and no APP.TYPE to pick one, or no memory */
 		return err->code;
+	rc = plan_units(&m, &u, err);
 	mc.dst = profile_new();
-	if (!mc.dst)
+	if (rc == 0 && !mc.dst)
 		rc = svc_nomem(err, "a query's profile");
-	for (size_t i = 0; i < m.n && rc == 0; i++) {
+	for (size_t i = 0; i < u.n && rc == 0; i++) {
 		struct merge_ctx one = {NULL, err, 0};
 
-		if (!m.average[i]) {
-			rc = store_plan(sv->st, &m.ps[i], STORE_LEVELS - 1, from, until,
-					svc_merge_row, &mc, err);
+		if (!u.v[i].average) {
+			rc = plan_unit(sv, &u.v[i], STORE_LEVELS - 1, false, from, until,
+				       svc_merge_row, &mc, err);
 			continue;
 		}
 		/* A gauge: the series' mean over its pushes in the window, then the sum. */
@@ -177,15 +298,15 @@ int service_query(struct service *sv, const struct selector *sel, int64_t from, 
 			rc = svc_nomem(err, "a query's profile");
 			break;
 		}
-		rc = store_plan(sv->st, &m.ps[i], STORE_LEVELS - 1, from, until, svc_merge_row,
-				&one, err);
+		rc = plan_unit(sv, &u.v[i], STORE_LEVELS - 1, false, from, until, svc_merge_row,
+			       &one, err);
 		if (rc == 0 && one.samples > 0)
 			rc = add_mean(mc.dst, one.dst, one.samples, err);
 		profile_free(one.dst);
 	}
 	*nseries = m.n;
-	free(m.ps);
-	free(m.average);
+	units_free(&u);
+	match_free(&m);
 	if (rc != 0) {
 		profile_free(mc.dst);
 		return rc < 0 ? rc : ERR_IO;
@@ -223,14 +344,19 @@ static int add_total(const struct store_row *r, void *arg)
 	return 0;
 }
 
-/* Totals per step of series PS at LEVEL into TC. */
-static int timeline_series(struct service *sv, const struct plan_series *ps, int level,
-			   int64_t from, int64_t until, struct timeline_ctx *tc, struct error *err)
+/* Totals per step of unit UN at LEVEL into TC. */
+static int timeline_unit(struct service *sv, const struct unit *un, int level, int64_t from,
+			 int64_t until, struct timeline_ctx *tc, struct error *err)
 {
+	int rc = 0;
+
 	/* Totals only: one scan per level-0 range, rollups when they tile the steps. */
-	if (level == 0)
-		return sv->st->be->scan_totals(sv->st, ps->id, 0, from, until, add_total, tc, err);
-	return store_plan_totals(sv->st, ps, level, from, until, add_total, tc, err);
+	if (level > 0)
+		return plan_unit(sv, un, level, true, from, until, add_total, tc, err);
+	for (size_t i = 0; i < (un->f.n ? un->f.n : 1) && rc == 0; i++)
+		rc = sv->st->be->scan_totals(sv->st, un->f.members[i].id, 0, from, until, add_total,
+					     tc, err);
+	return rc;
 }
 
 /* The coarsest rollup level whose windows tile STEP buckets starting at FROM. */
@@ -249,6 +375,7 @@ int service_timeline(struct service *sv, const struct selector *sel, int64_t fro
 {
 	struct timeline_ctx tc = {.from = from, .step = step};
 	struct match m;
+	struct units u = {0};
 	uint64_t span, steps;
 	int level, rc = 0;
 
@@ -277,11 +404,12 @@ int service_timeline(struct service *sv, const struct selector *sel, int64_t fro
 		free(tc.values);
 		return err->code;
 	}
-	for (size_t i = 0; i < m.n && rc == 0; i++) {
+	rc = plan_units(&m, &u, err);
+	for (size_t i = 0; i < u.n && rc == 0; i++) {
 		struct timeline_ctx one = tc;
 
-		if (!m.average[i]) {
-			rc = timeline_series(sv, &m.ps[i], level, from, until, &tc, err);
+		if (!u.v[i].average) {
+			rc = timeline_unit(sv, &u.v[i], level, from, until, &tc, err);
 			continue;
 		}
 		/* A gauge: per step, the series' mean over its pushes in the step. */
@@ -289,15 +417,15 @@ int service_timeline(struct service *sv, const struct selector *sel, int64_t fro
 		one.pushes = calloc(tc.n, sizeof(*one.pushes));
 		rc = !one.values || !one.pushes
 			     ? svc_nomem(err, "a timeline")
-			     : timeline_series(sv, &m.ps[i], level, from, until, &one, err);
+			     : timeline_unit(sv, &u.v[i], level, from, until, &one, err);
 		for (size_t k = 0; k < tc.n && rc == 0; k++)
 			if (one.pushes[k])
 				tc.values[k] += (one.values[k] + one.pushes[k] / 2) / one.pushes[k];
 		free(one.values);
 		free(one.pushes);
 	}
-	free(m.ps);
-	free(m.average);
+	units_free(&u);
+	match_free(&m);
 	if (rc != 0) {
 		free(tc.values);
 		return rc < 0 ? rc : ERR_IO;

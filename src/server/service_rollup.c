@@ -119,9 +119,60 @@ static int due_window(int64_t series, int level, int64_t t0, int64_t gen, void *
 	return 0;
 }
 
+/* The fleet whose own series is SERIES, or NULL (caller holds mu). */
+static const struct ix_fleet *fleet_by_id(const struct service *sv, int64_t series)
+{
+	return series > 0 && (size_t)series < sv->nby_id ? sv->by_id[series].fleet : NULL;
+}
+
+/*
+ * The members of the fleet whose series is SERIES into *OUT (NULL: it is
+ * no fleet's; ERR_NOMEM, or the number of members).
+ */
+static int fleet_members(struct service *sv, int64_t series, struct plan_series **out, size_t *n,
+			 struct error *err)
+{
+	const struct ix_fleet *f;
+	int rc = 0;
+
+	*out = NULL;
+	*n = 0;
+	pthread_rwlock_rdlock(&sv->mu);
+	f = fleet_by_id(sv, series);
+	if (f) {
+		*n = ix_fleet_members(sv, f, out);
+		if (!*out)
+			rc = svc_nomem(err, "a fleet's members");
+	}
+	pthread_rwlock_unlock(&sv->mu);
+	return rc;
+}
+
+/*
+ * Merge window W's rows into MC: the series' own below W's level; for a
+ * fleet, its own rollups below W's level and its members' of W's level
+ * (fresh: the window waited for them) or finer where they are not.
+ */
+static int roll_plan(struct service *sv, const struct window *w, struct merge_ctx *mc,
+		     struct error *err)
+{
+	int64_t t0 = w->t0, t1 = w->t0 + store_level_ns[w->level];
+	struct plan_fleet f = {.fleet = {w->series, 0, 0}, .member_max = w->level};
+	struct plan_series *members;
+	int rc = fleet_members(sv, w->series, &members, &f.n, err);
+
+	if (rc < 0)
+		return rc;
+	if (!members)
+		return store_plan(sv->st, &f.fleet, w->level - 1, t0, t1, svc_merge_row, mc, err);
+	f.members = members;
+	rc = store_plan_fleet(sv->st, &f, w->level - 1, t0, t1, svc_merge_row, mc, err);
+	free(members);
+	return rc;
+}
+
 static int roll_one(struct service *sv, const struct window *w, struct error *err)
 {
-	struct plan_series ps = {w->series, 0, 0};
 	struct merge_ctx mc = {profile_new(), err, 0};
 	struct store_row r = {.series = w->series,
 			      .level = w->level,
@@ -133,7 +184,7 @@ static int roll_one(struct service *sv, const struct window *w, struct error *er
 	strbuf_init_max(&blob, SERVICE_BLOB_MAX);
 	if (!mc.dst)
 		return svc_nomem(err, "a rollup");
-	rc = store_plan(sv->st, &ps, w->level - 1, r.t0, r.t1, svc_merge_row, &mc, err);
+	rc = roll_plan(sv, w, &mc, err);
 	if (rc == 0 && profile_failed(mc.dst))
 		rc = svc_nomem(err, "a rollup");
 	r.samples = mc.samples;
@@ -314,12 +365,25 @@ static int count_stale(int64_t t0, void *arg)
 static int children_stale(struct service *sv, const struct window *w, struct error *err)
 {
 	struct stale_children c = {sv, w->series, w->level - 1, 0};
-	int rc;
+	struct plan_series *members;
+	size_t n;
+	int rc = 0;
 
-	if (w->level < 2)
-		return 0;
-	rc = sv->st->be->stale_range(sv->st, w->series, w->level - 1, w->t0,
-				     w->t0 + store_level_ns[w->level], count_stale, &c, err);
+	if (w->level >= 2)
+		rc = sv->st->be->stale_range(sv->st, w->series, w->level - 1, w->t0,
+					     w->t0 + store_level_ns[w->level], count_stale, &c,
+					     err);
+	if (rc < 0 || c.n > 0)
+		return rc < 0 ? rc : 1;
+	/* A fleet's window also waits for its members' of the same level. */
+	rc = fleet_members(sv, w->series, &members, &n, err);
+	for (size_t i = 0; rc == 0 && i < n && c.n == 0; i++) {
+		c.series = members[i].id;
+		c.level = w->level;
+		rc = sv->st->be->stale_range(sv->st, members[i].id, w->level, w->t0, w->t0 + 1,
+					     count_stale, &c, err);
+	}
+	free(members);
 	return rc < 0 ? rc : c.n > 0;
 }
 

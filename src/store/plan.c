@@ -10,6 +10,11 @@
  * Runs of consecutive windows that need the level below are planned as
  * one range, so a series with a gap costs one scan per run, not one per
  * empty window.
+ *
+ * A fleet (the rollups of every series of an app and type, merged) is
+ * planned the same way down to its minutes; below them — the edges finer
+ * than a minute, its minutes that are stale or missing — each member is
+ * planned on its own over that range.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -79,9 +84,28 @@ struct plan {
 	const struct plan_series *ps;
 	int (*fn)(const struct store_row *, void *);
 	void *arg;
-	bool totals; /* rows without blobs (scan_totals) */
+	bool totals;			/* rows without blobs (scan_totals) */
+	const struct plan_fleet *fleet; /* ps is its fleet series: below level 1, its members */
 	struct error *err;
 };
+
+static int plan_run(struct plan *pl, int max_level, int64_t from, int64_t until);
+
+/* The range [from, until) of a fleet below its minutes: every member on its own. */
+static int plan_members(const struct plan *pl, int64_t from, int64_t until)
+{
+	const struct plan_fleet *f = pl->fleet;
+	int rc = 0;
+
+	for (size_t i = 0; i < f->n && rc == 0; i++) {
+		struct plan one = *pl;
+
+		one.ps = &f->members[i];
+		one.fleet = NULL;
+		rc = plan_run(&one, f->member_max, from, until);
+	}
+	return rc;
+}
 
 static int plan_level(const struct plan *pl, int level, int64_t from, int64_t until);
 
@@ -134,6 +158,8 @@ static int plan_level(const struct plan *pl, int level, int64_t from, int64_t un
 	/* Nothing of this series here: no scan at all. */
 	if (from >= until || (ps->last_ns && (until <= ps->first_ns || from > ps->last_ns)))
 		return 0;
+	if (level == 0 && pl->fleet)
+		return plan_members(pl, from, until);
 	if (level == 0)
 		return scan_level(pl, 0, from, until, pl->fn, pl->arg);
 	w = store_level_ns[level];
@@ -168,7 +194,7 @@ int store_plan(struct store *s, const struct plan_series *ps, int max_level, int
 	       int64_t until, int (*fn)(const struct store_row *, void *), void *arg,
 	       struct error *err)
 {
-	struct plan pl = {s, ps, fn, arg, false, err};
+	struct plan pl = {s, ps, fn, arg, false, NULL, err};
 
 	return plan_run(&pl, max_level, from, until);
 }
@@ -177,7 +203,38 @@ int store_plan_totals(struct store *s, const struct plan_series *ps, int max_lev
 		      int64_t until, int (*fn)(const struct store_row *, void *), void *arg,
 		      struct error *err)
 {
-	struct plan pl = {s, ps, fn, arg, true, err};
+	struct plan pl = {s, ps, fn, arg, true, NULL, err};
 
 	return plan_run(&pl, max_level, from, until);
+}
+
+static int fleet_run(struct plan *pl, int max_level, int64_t from, int64_t until)
+{
+	const struct plan_fleet *f = pl->fleet;
+
+	if (f->member_max < 0 || f->member_max >= STORE_LEVELS)
+		return error_set(pl->err, ERR_USAGE, "store: plan level %d out of range",
+				 f->member_max);
+	debug2(DEBUG_STORE, "plan of fleet %" PRId64 ": %zu members, their levels up to %d",
+	       f->fleet.id, f->n, f->member_max);
+	return plan_run(pl, max_level, from, until);
+}
+
+int store_plan_fleet(struct store *s, const struct plan_fleet *f, int max_level, int64_t from,
+		     int64_t until, int (*fn)(const struct store_row *, void *), void *arg,
+		     struct error *err)
+{
+	struct plan pl = {s, &f->fleet, fn, arg, false, f, err};
+
+	return fleet_run(&pl, max_level, from, until);
+}
+
+int store_plan_fleet_totals(struct store *s, const struct plan_fleet *f, int max_level,
+			    int64_t from, int64_t until,
+			    int (*fn)(const struct store_row *, void *), void *arg,
+			    struct error *err)
+{
+	struct plan pl = {s, &f->fleet, fn, arg, true, f, err};
+
+	return fleet_run(&pl, max_level, from, until);
 }

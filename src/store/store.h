@@ -58,6 +58,7 @@ struct store_row {
 	int64_t total;	 /* the total of the series' sample type: timelines read only this */
 	int type;	 /* the blob's sample type (index) the series reads: 0 but at level 0 */
 	int64_t blob_id; /* scans: the stored blob's identity, the same for rows sharing it */
+	int64_t fleet;	 /* put: the fleet series of the row's app and type, 0: none */
 	const void *blob;
 	size_t len;
 };
@@ -86,7 +87,8 @@ struct store_backend {
 	 * Write level-0 rows in one durable transaction: when it returns 0 they
 	 * survive a crash of the process.  Each row also marks the rollup
 	 * window holding its t0 stale at every level (bumping the window's
-	 * generation).  A row belongs to the windows of its t0.  A push is one
+	 * generation), and so the windows of its fleet series (row.fleet, when
+	 * not 0; once per transaction).  A row belongs to the windows of its t0.  A push is one
 	 * blob of all its sample types, read by the series of each (row.type
 	 * says which): consecutive rows with the same blob pointer, length, t0
 	 * and t1 share it, stored once.

@@ -435,9 +435,9 @@ static int put_one(struct conn *c, const struct store_row *r, int64_t shared, st
 	return rc;
 }
 
-static int mark_stale(struct conn *c, const struct store_row *r, struct error *err)
+static int mark_stale(struct conn *c, int64_t series, const struct store_row *r, struct error *err)
 {
-	int64_t args[] = {r->series, store_window(1, r->t0), store_window(2, r->t0),
+	int64_t args[] = {series, store_window(1, r->t0), store_window(2, r->t0),
 			  store_window(3, r->t0)};
 
 	_Static_assert(STORE_LEVELS == 4, "ST_STALE_MARK names levels 1 to 3");
@@ -449,6 +449,17 @@ static int span(struct conn *c, const struct store_row *r, struct error *err)
 	int64_t args[] = {r->series, r->t0, r->t1};
 
 	return sq_write_args(c, ST_SERIES_SPAN, args, 3, "updating a series", err);
+}
+
+/* Whether a row before I marked the same fleet's same minute (a short scan: batches are small). */
+static bool fleet_marked(const struct store_row *rows, size_t i)
+{
+	int64_t w = store_window(1, rows[i].t0);
+
+	for (size_t j = i < 256 ? 0 : i - 256; j < i; j++)
+		if (rows[j].fleet == rows[i].fleet && store_window(1, rows[j].t0) == w)
+			return true;
+	return false;
 }
 
 /*
@@ -496,9 +507,12 @@ static int put(struct store *st, const struct store_row *rows, size_t n, struct 
 		if (rc == 0 && !shares)
 			first_id = sqlite3_last_insert_rowid(c->db);
 		if (rc == 0)
-			rc = mark_stale(c, &rows[i], err);
+			rc = mark_stale(c, rows[i].series, &rows[i], err);
 		if (rc == 0)
 			rc = span(c, &rows[i], err);
+		/* The fleet's minute (and so its hour) once per transaction: the pushes of a fleet's instances come together. */
+		if (rc == 0 && rows[i].fleet > 0 && !fleet_marked(rows, i))
+			rc = mark_stale(c, rows[i].fleet, &rows[i], err);
 	}
 	rc = sq_txn_end(c, rc, err);
 	pthread_mutex_unlock(&s->wmu);
