@@ -136,9 +136,7 @@ enum MHD_Result on_metrics(struct server *s, struct MHD_Connection *c, struct re
 		"# HELP plateau_store_degraded 1 while the store is read-only for a full disk "
 		"(pushes get 507).\n"
 		"# TYPE plateau_store_degraded gauge\n"
-		"plateau_store_degraded %d\n"
-		"# HELP plateau_query_duration_seconds Query latency.\n"
-		"# TYPE plateau_query_duration_seconds histogram\n",
+		"plateau_store_degraded %d\n",
 		(unsigned long long)s->body_bytes, (unsigned long long)sc.ingested,
 		(unsigned long long)sc.ingest_bytes, (unsigned long long)sc.labels_renamed,
 		(unsigned long long)sc.series, (long long)st.bytes_disk, (long long)st.rows,
@@ -149,8 +147,19 @@ enum MHD_Result on_metrics(struct server *s, struct MHD_Connection *c, struct re
 		    "# HELP plateau_rollups_failed_total Rollup windows whose data could not be "
 		    "rolled up, skipped until a push changes them.\n"
 		    "# TYPE plateau_rollups_failed_total counter\n"
-		    "plateau_rollups_failed_total %llu\n",
-		    (unsigned long long)sc.rollups_failed);
+		    "plateau_rollups_failed_total %llu\n"
+		    "# HELP plateau_rollups_fleet_total Rollup windows written for fleets (every "
+		    "series of an app and type merged).\n"
+		    "# TYPE plateau_rollups_fleet_total counter\n"
+		    "plateau_rollups_fleet_total %llu\n"
+		    "# HELP plateau_query_rows_total Stored rows (pushes and rollups) merged by "
+		    "queries.\n"
+		    "# TYPE plateau_query_rows_total counter\n"
+		    "plateau_query_rows_total %llu\n"
+		    "# HELP plateau_query_duration_seconds Query latency.\n"
+		    "# TYPE plateau_query_duration_seconds histogram\n",
+		    (unsigned long long)sc.rollups_failed, (unsigned long long)sc.rollups_fleet,
+		    (unsigned long long)sc.query_rows);
 	for (size_t i = 0; i < NLAT; i++)
 		strbuf_addf(&out, "plateau_query_duration_seconds_bucket{le=\"%g\"} %llu\n",
 			    latency_le[i], (unsigned long long)s->lat_bucket[i]);

@@ -160,6 +160,8 @@ struct service_counters {
 	uint64_t rollups_shared; /* of the rollups, written with their sample-type siblings */
 	uint64_t labels_renamed; /* label names of stored pushes mapped ('.' to '_') */
 	uint64_t rollups_failed; /* windows whose data could not be rolled up (skipped) */
+	uint64_t rollups_fleet;	 /* of the rollups, of fleets (every series of an app and type) */
+	uint64_t query_rows;	 /* stored rows merged by queries */
 };
 void service_counters(struct service *sv, struct service_counters *c);
 

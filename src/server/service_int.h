@@ -118,6 +118,7 @@ struct merge_ctx {
 	struct profile *dst;
 	struct error *err;
 	int64_t samples; /* pushes merged */
+	uint64_t rows;	 /* rows merged */
 };
 
 /* An allocation failed: ERR_NOMEM naming WHAT; the request fails, the server goes on. */

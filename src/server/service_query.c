@@ -239,6 +239,7 @@ int svc_merge_row(const struct store_row *r, void *arg)
 	struct merge_ctx *mc = arg;
 
 	mc->samples += r->samples;
+	mc->rows++;
 	return blob_merge_type_into(mc->dst, r->blob, r->len, (uint32_t)r->type, NULL, mc->err);
 }
 
@@ -272,7 +273,7 @@ int service_query(struct service *sv, const struct selector *sel, int64_t from, 
 {
 	struct match m;
 	struct units u = {0};
-	struct merge_ctx mc = {NULL, err, 0};
+	struct merge_ctx mc = {NULL, err, 0, 0};
 	char type[SERIES_TYPE_MAX + 1];
 	int rc = 0;
 
@@ -285,7 +286,7 @@ int service_query(struct service *sv, const struct selector *sel, int64_t from, 
 	if (rc == 0 && !mc.dst)
 		rc = svc_nomem(err, "a query's profile");
 	for (size_t i = 0; i < u.n && rc == 0; i++) {
-		struct merge_ctx one = {NULL, err, 0};
+		struct merge_ctx one = {NULL, err, 0, 0};
 
 		if (!u.v[i].average) {
 			rc = plan_unit(sv, &u.v[i], STORE_LEVELS - 1, false, from, until,
@@ -302,8 +303,10 @@ int service_query(struct service *sv, const struct selector *sel, int64_t from, 
 			       &one, err);
 		if (rc == 0 && one.samples > 0)
 			rc = add_mean(mc.dst, one.dst, one.samples, err);
+		mc.rows += one.rows;
 		profile_free(one.dst);
 	}
+	svc_count(sv, &sv->c.query_rows, mc.rows);
 	*nseries = m.n;
 	units_free(&u);
 	match_free(&m);

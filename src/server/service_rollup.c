@@ -153,7 +153,7 @@ static int fleet_members(struct service *sv, int64_t series, struct plan_series 
  * fleet, its own rollups below W's level and its members' of W's level
  * (fresh: the window waited for them) or finer where they are not.
  */
-static int roll_plan(struct service *sv, const struct window *w, struct merge_ctx *mc,
+static int roll_plan(struct service *sv, const struct window *w, struct merge_ctx *mc, bool *fleet,
 		     struct error *err)
 {
 	int64_t t0 = w->t0, t1 = w->t0 + store_level_ns[w->level];
@@ -161,6 +161,7 @@ static int roll_plan(struct service *sv, const struct window *w, struct merge_ct
 	struct plan_series *members;
 	int rc = fleet_members(sv, w->series, &members, &f.n, err);
 
+	*fleet = members != NULL;
 	if (rc < 0)
 		return rc;
 	if (!members)
@@ -173,7 +174,8 @@ static int roll_plan(struct service *sv, const struct window *w, struct merge_ct
 
 static int roll_one(struct service *sv, const struct window *w, struct error *err)
 {
-	struct merge_ctx mc = {profile_new(), err, 0};
+	struct merge_ctx mc = {profile_new(), err, 0, 0};
+	bool fleet = false;
 	struct store_row r = {.series = w->series,
 			      .level = w->level,
 			      .t0 = w->t0,
@@ -184,7 +186,7 @@ static int roll_one(struct service *sv, const struct window *w, struct error *er
 	strbuf_init_max(&blob, SERVICE_BLOB_MAX);
 	if (!mc.dst)
 		return svc_nomem(err, "a rollup");
-	rc = roll_plan(sv, w, &mc, err);
+	rc = roll_plan(sv, w, &mc, &fleet, err);
 	if (rc == 0 && profile_failed(mc.dst))
 		rc = svc_nomem(err, "a rollup");
 	r.samples = mc.samples;
@@ -196,6 +198,8 @@ static int roll_one(struct service *sv, const struct window *w, struct error *er
 	}
 	if (rc == 0)
 		rc = sv->st->be->put_rollup(sv->st, &r, w->gen, err);
+	if (rc == 0 && fleet)
+		svc_count(sv, &sv->c.rollups_fleet, 1);
 	strbuf_release(&blob);
 	profile_free(mc.dst);
 	return rc < 0 ? rc : rc ? ERR_IO : 0;

@@ -329,6 +329,165 @@ static void test_overflowing_merge_readable(void **state)
 	free(q);
 }
 
+/* Every stale window rolled up, step after step until none is left. */
+static void roll_all(struct fixture *f)
+{
+	struct error err = ERROR_INIT;
+	int n, steps = 0;
+
+	while ((n = service_roll(f->sv, T0 + 3 * HOUR, 64, &err)) > 0)
+		assert_true(++steps < 1000);
+	assert_int_equal(n, 0);
+	assert_int_equal(err.code, 0);
+}
+
+static uint64_t query_rows(struct fixture *f)
+{
+	struct service_counters c;
+
+	service_counters(f->sv, &c);
+	return c.query_rows;
+}
+
+/* SEL over [FROM, UNTIL) from both services: the same text; *ROWS[i] the rows each read. */
+static void same_answer(struct fixture *on, struct fixture *off, const char *sel, int64_t from,
+			int64_t until, uint64_t rows[2])
+{
+	uint64_t r0 = query_rows(on), r1 = query_rows(off);
+	char *a = query_text(on, sel, from, until, NULL),
+	     *b = query_text(off, sel, from, until, NULL);
+
+	assert_string_equal(a, b);
+	assert_true(strlen(a) > 0);
+	rows[0] = query_rows(on) - r0;
+	rows[1] = query_rows(off) - r1;
+	free(a);
+	free(b);
+}
+
+static void same_timeline(struct fixture *on, struct fixture *off, const char *sel_text,
+			  int64_t from, int64_t until, int64_t step)
+{
+	struct selector *sel;
+	struct error err = ERROR_INIT;
+	int64_t *a, *b, sum = 0;
+	size_t na, nb;
+
+	assert_int_equal(selector_parse(sel_text, &sel, &err), 0);
+	assert_int_equal(service_timeline(on->sv, sel, from, until, step, &a, &na, &err), 0);
+	assert_int_equal(service_timeline(off->sv, sel, from, until, step, &b, &nb, &err), 0);
+	assert_int_equal(na, nb);
+	for (size_t i = 0; i < na; i++) {
+		assert_int_equal(a[i], b[i]);
+		sum += a[i];
+	}
+	assert_true(sum > 0);
+	free(a);
+	free(b);
+	selector_free(sel);
+}
+
+/*
+ * Fleet rollups (doc/store.md): a query that selects every series of an
+ * app and type reads the fleet's rows, and answers exactly what the
+ * series one by one do (a service without fleets, the same pushes): on
+ * ragged ranges, with the roller behind, after a late push, for a subset
+ * of the series (no fleet), for a gauge (none either), for timelines, and
+ * after a restart.
+ */
+static void test_fleet_rollups(void **state)
+{
+	struct fixture *on = *state, *off;
+	const char *regions[] = {"r0", "r1", "r2", "r3", "r4"};
+	const int64_t MIN = 60 * SEC;
+	const int64_t ranges[][2] = {{T0 + 50 * SEC, T0 + 23 * MIN + 20 * SEC},
+				     {T0, T0 + HOUR},
+				     {T0 + 9 * MIN + 59 * SEC, T0 + 10 * MIN + 1 * SEC}};
+	struct service_counters c;
+	uint64_t rows[2];
+	char text[128];
+
+	assert_int_equal(setup((void **)&off), 0);
+	close_service(off);
+	off->cfg.no_fleet_rollups = true;
+	open_service(off);
+	for (int64_t t = T0; t < T0 + 25 * MIN; t += 10 * SEC)
+		for (size_t i = 0; i < 5; i++) {
+			snprintf(text, sizeof(text), "main;work;f%zu %lld\nmain;idle 1\n", i,
+				 (long long)((t - T0) / SEC % 7 + 1));
+			push(on, "fleet", "cpu", regions[i], t, text);
+			push(off, "fleet", "cpu", regions[i], t, text);
+			push(on, "gauge", "inuse_space", regions[i], t, "main;hold 100\n");
+			push(off, "gauge", "inuse_space", regions[i], t, "main;hold 100\n");
+		}
+	/* Not rolled yet: the same, from the pushes. */
+	same_answer(on, off, "fleet.cpu", ranges[0][0], ranges[0][1], rows);
+	assert_int_equal(rows[0], rows[1]);
+
+	roll_all(on);
+	roll_all(off);
+	service_counters(on->sv, &c);
+	assert_true(c.rollups_fleet >= 25 + 3 + 1); /* its minutes, ten minutes, hour */
+	service_counters(off->sv, &c);
+	assert_int_equal(c.rollups_fleet, 0);
+	for (size_t r = 0; r < 3; r++) {
+		/* The third range is two seconds: pushes only, fleet or not. */
+		same_answer(on, off, "fleet.cpu", ranges[r][0], ranges[r][1], rows);
+		assert_true(r < 2 ? rows[0] < rows[1] : rows[0] == rows[1]);
+		same_answer(on, off, "fleet.cpu{region=~\"r[0-4]\"}", ranges[r][0], ranges[r][1],
+			    rows);
+		assert_true(r < 2 ? rows[0] < rows[1] : rows[0] == rows[1]); /* every series */
+		same_answer(on, off, "fleet.cpu{region=~\"r[0-3]\"}", ranges[r][0], ranges[r][1],
+			    rows);
+		assert_int_equal(rows[0], rows[1]); /* four of five: one by one */
+		same_answer(on, off, "gauge.inuse_space", ranges[r][0], ranges[r][1], rows);
+		assert_int_equal(rows[0], rows[1]);
+	}
+	/* Over the hour: one fleet row per ten minutes and minute, not five. */
+	same_answer(on, off, "fleet.cpu", T0, T0 + HOUR, rows);
+	assert_int_equal(rows[0], 1); /* the hour's rollup */
+	assert_int_equal(rows[1], 5);
+	same_timeline(on, off, "fleet.cpu", T0, T0 + HOUR, 60 * SEC);
+	same_timeline(on, off, "fleet.cpu", T0, T0 + HOUR, 10 * SEC);
+	same_timeline(on, off, "gauge.inuse_space", T0, T0 + HOUR, 60 * SEC);
+
+	/* A late push of r2 into minute 12: the fleet reads the members there. */
+	push(on, "fleet", "cpu", "r2", T0 + 12 * MIN + 5 * SEC, "main;late 1000\n");
+	push(off, "fleet", "cpu", "r2", T0 + 12 * MIN + 5 * SEC, "main;late 1000\n");
+	for (size_t r = 0; r < 3; r++)
+		same_answer(on, off, "fleet.cpu", ranges[r][0], ranges[r][1], rows);
+	same_timeline(on, off, "fleet.cpu", T0, T0 + HOUR, 60 * SEC);
+	roll_all(on);
+	roll_all(off);
+	same_answer(on, off, "fleet.cpu", T0, T0 + HOUR, rows);
+	assert_int_equal(rows[0], 1);
+
+	/* A sixth series joins: the fleet grows, and its windows with it. */
+	push(on, "fleet", "cpu", "r5", T0 + 3 * MIN, "main;new 3\n");
+	push(off, "fleet", "cpu", "r5", T0 + 3 * MIN, "main;new 3\n");
+	same_answer(on, off, "fleet.cpu", T0, T0 + HOUR, rows);
+	roll_all(on);
+	roll_all(off);
+	same_answer(on, off, "fleet.cpu", T0, T0 + HOUR, rows);
+	assert_int_equal(rows[0], 1);
+
+	/* After a restart, the fleet is found again, not listed as a series. */
+	close_service(on);
+	open_service(on);
+	service_counters(on->sv, &c);
+	{
+		struct service_counters d;
+
+		service_counters(off->sv, &d);
+		assert_int_equal(c.series, d.series);
+	}
+	for (size_t r = 0; r < 3; r++)
+		same_answer(on, off, "fleet.cpu", ranges[r][0], ranges[r][1], rows);
+	same_answer(on, off, "fleet.cpu", T0, T0 + HOUR, rows);
+	assert_int_equal(rows[0], 1);
+	teardown((void **)&off);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -340,6 +499,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_siblings_rolled_apart, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retention, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retention_size, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fleet_rollups, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -151,6 +151,33 @@ static void roll_level(struct store *s, int level)
 	free(l);
 }
 
+/* As roll_level, for the windows of series ID alone. */
+static void roll_level_of(struct store *s, int64_t id, int level)
+{
+	struct stale_list *l = calloc(1, sizeof(*l));
+	struct error err = ERROR_INIT;
+
+	assert_non_null(l);
+	assert_int_equal(s->be->stale_each(s, level, 256, add_stale, l, &err), 0);
+	for (size_t i = 0; i < l->n; i++) {
+		struct got g;
+		struct store_row r;
+
+		if (l->level[i] != level || l->series[i] != id)
+			continue;
+		plan(s, id, level - 1, l->t0[i], l->t0[i] + store_level_ns[level], &g);
+		r = (struct store_row){.series = id,
+				       .level = level,
+				       .t0 = l->t0[i],
+				       .t1 = l->t0[i] + store_level_ns[level],
+				       .samples = g.samples,
+				       .blob = g.text,
+				       .len = strlen(g.text)};
+		assert_int_equal(s->be->put_rollup(s, &r, l->gen[i], &err), 0);
+	}
+	free(l);
+}
+
 static size_t count_stale(struct store *s)
 {
 	struct stale_list *l = calloc(1, sizeof(*l));
@@ -577,6 +604,165 @@ static void test_reserve(void **state)
 	assert_int_not_equal(stat(path, &sb), 0);
 }
 
+/* A fleet's plan: its members' pushes in [from, until), each once, whatever rows it took. */
+static void plan_fleet(struct store *s, const struct plan_fleet *f, int max_level, int64_t from,
+		       int64_t until, struct got *g)
+{
+	struct error err = ERROR_INIT;
+
+	memset(g, 0, sizeof(*g));
+	assert_int_equal(store_plan_fleet(s, f, max_level, from, until, collect, g, &err), 0);
+}
+
+/* Roll the fleet F's stale windows of LEVEL as the server does: its minutes below, its members' of LEVEL. */
+static void roll_fleet_level(struct store *s, const struct plan_fleet *f, int level)
+{
+	struct stale_list *l = calloc(1, sizeof(*l));
+	struct error err = ERROR_INIT;
+
+	assert_non_null(l);
+	assert_int_equal(s->be->stale_each(s, level, 256, add_stale, l, &err), 0);
+	for (size_t i = 0; i < l->n; i++) {
+		struct plan_fleet one = *f;
+		struct got g;
+		struct store_row r;
+
+		if (l->level[i] != level || l->series[i] != f->fleet.id)
+			continue;
+		one.member_max = level;
+		plan_fleet(s, &one, level - 1, l->t0[i], l->t0[i] + store_level_ns[level], &g);
+		r = (struct store_row){.series = f->fleet.id,
+				       .level = level,
+				       .t0 = l->t0[i],
+				       .t1 = l->t0[i] + store_level_ns[level],
+				       .samples = g.samples,
+				       .blob = g.text,
+				       .len = strlen(g.text)};
+		assert_int_equal(s->be->put_rollup(s, &r, l->gen[i], &err), 0);
+	}
+	free(l);
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The ';'-joined names of TEXT sorted, into OUT. */
+static void sorted_names(const char *text, char *out, size_t size)
+{
+	char *copy = strdup(text), *names[4096], *save = NULL;
+	size_t n = 0, len = 0;
+
+	assert_non_null(copy);
+	for (char *t = strtok_r(copy, ";", &save); t && n < 4096; t = strtok_r(NULL, ";", &save))
+		names[n++] = t;
+	qsort(names, n, sizeof(*names), name_cmp);
+	out[0] = 0;
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(out + len, size - len, "%s%s", i ? ";" : "", names[i]);
+	free(copy);
+}
+
+/* Push one row of member ID at T (10 s) named NAME that marks fleet FLEET's windows. */
+static void push_member(struct store *s, int64_t id, int64_t fleet, int64_t t, const char *name)
+{
+	struct error err = ERROR_INIT;
+	struct store_row r = {.series = id,
+			      .t0 = t,
+			      .t1 = t + 10 * SEC,
+			      .samples = 1,
+			      .blob = name,
+			      .len = strlen(name),
+			      .fleet = fleet};
+
+	assert_int_equal(s->be->put(s, &r, 1, &err), 0);
+}
+
+/*
+ * A fleet's rollups stand in for its members' rows: a plan of the fleet
+ * holds every member push of the range once, from the fleet's minutes
+ * and ten-minute windows where they are fresh; a late push of a member
+ * makes the fleet's windows stale and the plan reads the members there.
+ */
+static void test_fleet(void **state)
+{
+	struct store *s = *state;
+	struct error err = ERROR_INIT;
+	int64_t a = series(s, "app.cpu{i=\"a\"}"), b = series(s, "app.cpu{i=\"b\"}");
+	int64_t f = series(s, "@app.cpu");
+	struct plan_series members[2] = {{a, 0, 0}, {b, 0, 0}};
+	struct plan_fleet fl = {.fleet = {f, 0, 0}, .members = members, .n = 2, .member_max = 3};
+	static char want[16384], have[16384];
+	int64_t from = T0 + 50 * SEC, until = T0 + 23 * MIN + 20 * SEC;
+	size_t len = 0;
+	struct got g;
+
+	/* 25 minutes of both members every 10 s, a's and b's pushes of a window in one put. */
+	for (int64_t t = T0; t < T0 + 25 * MIN; t += 10 * SEC) {
+		char na[32], nb[32];
+		struct store_row rows[2] = {
+			{.series = a, .t0 = t, .t1 = t + 10 * SEC, .samples = 1, .fleet = f},
+			{.series = b, .t0 = t, .t1 = t + 10 * SEC, .samples = 1, .fleet = f}};
+
+		snprintf(na, sizeof(na), "a%lld", (long long)((t - T0) / SEC));
+		snprintf(nb, sizeof(nb), "b%lld", (long long)((t - T0) / SEC));
+		rows[0].blob = na;
+		rows[0].len = strlen(na);
+		rows[1].blob = nb;
+		rows[1].len = strlen(nb);
+		assert_int_equal(s->be->put(s, rows, 2, &err), 0);
+		if (t >= from && t < until)
+			len += (size_t)snprintf(want + len, sizeof(want) - len, "%s%s;%s",
+						len ? ";" : "", na, nb);
+	}
+	sorted_names(want, want, sizeof(want));
+	/* Nothing rolled: the members' pushes. */
+	plan_fleet(s, &fl, 3, from, until, &g);
+	sorted_names(g.text, have, sizeof(have));
+	assert_string_equal(have, want);
+	assert_int_equal(g.levels[0], g.samples);
+	/* Each member's and the fleet's windows are stale: 25 minutes, 3 ten-minute, 1 hour each. */
+	assert_int_equal(count_stale(s), 3 * (25 + 3 + 1));
+
+	for (int level = 1; level < STORE_LEVELS; level++) {
+		roll_level_of(s, a, level);
+		roll_level_of(s, b, level);
+		roll_fleet_level(s, &fl, level);
+	}
+	assert_int_equal(count_stale(s), 0);
+	plan_fleet(s, &fl, 3, from, until, &g);
+	sorted_names(g.text, have, sizeof(have));
+	assert_string_equal(have, want);
+	/* The fleet's rows in the middle (one per window for both members), the members' at the edges. */
+	assert_int_equal(g.levels[2], 1);  /* [T0+10m, T0+20m) */
+	assert_int_equal(g.levels[1], 12); /* 9 minutes before, 3 after */
+	assert_int_equal(g.levels[0], 2 * (1 + 2));
+	assert_int_equal(g.samples, 2 * ((until - from) / (10 * SEC)));
+
+	/* A late push of b into minute 12: the fleet's minute, ten minutes and hour are stale. */
+	push_member(s, b, f, T0 + 12 * MIN + 5 * SEC, "late");
+	len = strlen(want);
+	assert_true(len + 6 < sizeof(want));
+	memcpy(want + len, ";late", 6);
+	sorted_names(want, want, sizeof(want));
+	assert_int_equal(count_stale(s), 2 * 3);
+	plan_fleet(s, &fl, 3, from, until, &g);
+	sorted_names(g.text, have, sizeof(have));
+	assert_string_equal(have, want);
+	assert_int_equal(g.levels[2], 0); /* its ten minutes from the fleet's nine fresh minutes */
+	assert_int_equal(g.levels[1], 12 + 9 + 1); /* minute 12: a's rollup and b's pushes */
+	assert_int_equal(g.levels[0], 2 * (1 + 2) + 7);
+	/* Planned one by one, the members give the same pushes. */
+	{
+		struct got ga, gb;
+
+		plan(s, a, 3, from, until, &ga);
+		plan(s, b, 3, from, until, &gb);
+		assert_int_equal(ga.samples + gb.samples, g.samples);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -590,6 +776,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_schema_upgrade, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bad_calls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reserve, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fleet, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
