@@ -69,11 +69,12 @@ def fail(msg):
     sys.exit(1)
 
 
-def start(data):
+def start(data, config=None):
     log = open(os.path.join(os.path.dirname(data), "serve.log"), "w")
     cmd = [PLATEAU, "serve", "--listen", "127.0.0.1:0", "--data", data, "-q"]
-    if os.environ.get("SERVE_CONFIG"):
-        cmd += ["--config", os.environ["SERVE_CONFIG"]]
+    config = config or os.environ.get("SERVE_CONFIG")
+    if config:
+        cmd += ["--config", config]
     p = subprocess.Popen(cmd, stderr=log)
     for _ in range(100):
         time.sleep(0.1)
@@ -269,13 +270,21 @@ def pct(xs, p):
     return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
 
 
-def live_main():
+def live_main(config_text=None, res=None):
+    """The live scenario; with CONFIG_TEXT, the server's config file; the
+    figures also into RES (a dict) for --compare."""
     if not os.access(PLATEAU, os.X_OK):
         fail("%s is missing: build first (make)" % PLATEAU)
+    res = {} if res is None else res
     tmp = tempfile.mkdtemp(prefix="plateau-serve-bench-live.")
     data = os.path.join(tmp, "data")
+    config = None
+    if config_text:
+        config = os.path.join(tmp, "serve.conf")
+        with open(config, "w") as f:
+            f.write(config_text)
     bodies = live_bodies()
-    srv, url, port = start(data)
+    srv, url, port = start(data, config)
     ranges = [("1 h", 3600), ("6 h", 6 * 3600), ("24 h", 86400)]
     try:
         now0 = int(time.time()) // STEP * STEP
@@ -300,6 +309,7 @@ def live_main():
                   "%.0f pushes/s; server CPU %.2f ms per push" % (
                       name, len(jobs), LIVE_STACKS, secs, CONNS, len(jobs) / secs,
                       cpu * 1e3 / len(jobs)))
+            res["CPU per push, the hour's backfill (ms)"] = cpu * 1e3 / len(jobs)
         pushed = len(day) + len(hour)
         print("  server peak RSS %.1f MiB, rollups pending %d" % (
             rss_peak_kib(srv.pid) / 1024, metric(url, "plateau_rollups_pending") or 0))
@@ -308,6 +318,7 @@ def live_main():
             dt, ticks, size = live_query(url, now, rng)
             print("query %s right after the backfill (from=now-%d&until=now): %.0f ms, "
                   "numTicks %d, %d bytes" % (label, rng, dt * 1e3, ticks, size))
+            res["%s right after the backfill (ms)" % label] = dt * 1e3
         print("  rollups pending after these queries %d" % (
             metric(url, "plateau_rollups_pending") or 0))
 
@@ -366,11 +377,17 @@ def live_main():
                   "min %.0f, max %.0f (%d queries)" % (
                       label, rng, pct(xs, 50) * 1e3, pct(xs, 95) * 1e3, min(xs) * 1e3,
                       max(xs) * 1e3, len(xs)))
+            res["%s live p50 (ms)" % label] = pct(xs, 50) * 1e3
+            res["%s live p95 (ms)" % label] = pct(xs, 95) * 1e3
+        res["live: server CPU per push, roller and queries included (ms)"] = (
+            cpu_live * 1e3 / max(1, live_pushes[0]))
         disk = metric(url, "plateau_store_bytes")
         print("server peak RSS %.1f MiB; server CPU %.1f s in all" % (
             rss_peak_kib(srv.pid) / 1024, cpu_s(srv.pid) - c0))
         print("disk: %.1f MiB for %d pushes, %d samples: %.2f bytes per sample" % (
             disk / 2**20, pushed, samples, disk / samples))
+        res["disk per sample (bytes)"] = disk / samples
+        res["server peak RSS (MiB)"] = rss_peak_kib(srv.pid) / 1024
     finally:
         srv.terminate()
         srv.wait()
@@ -378,11 +395,29 @@ def live_main():
             shutil.rmtree(tmp)
 
 
+def live_compare():
+    """--compare: the live scenario without fleet rollups, then with them
+    (the same build), and the ratios of their figures."""
+    runs = [("fleet-rollups = off", "fleet-rollups = off\n", {}),
+            ("fleet-rollups = on", "fleet-rollups = on\n", {})]
+    for name, text, res in runs:
+        print("== %s" % name)
+        sys.stdout.flush()
+        live_main(text, res)
+    print("== on / off")
+    for key in runs[0][2]:
+        a, b = runs[0][2][key], runs[1][2].get(key)
+        if b is not None:
+            print("%-60s off %8.2f  on %8.2f  on/off %.3f" % (key, a, b, b / a if a else 0))
+
+
 if __name__ == "__main__":
-    unknown = [m for m in MODES if m not in ("--live", "--all")]
+    unknown = [m for m in MODES if m not in ("--live", "--all", "--compare")]
     if unknown:
-        fail("unknown option %s (--live, --all)" % unknown[0])
-    if "--live" not in MODES:
+        fail("unknown option %s (--live, --all, --compare)" % unknown[0])
+    if "--compare" in MODES:
+        live_compare()
+    elif "--live" not in MODES:
         main()
-    if MODES:
+    if MODES and "--compare" not in MODES:
         live_main()
