@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Server CPU per push of plateau serve, for A/B runs of builds (issue 16).
 
-    bench/ingest-cpu.py [-n PUSHES] [-r ROUNDS] [--formats pprof,folded] BUILD...
+    bench/ingest-cpu.py [-n PUSHES] [-r ROUNDS] [--formats pprof,folded] BUILD[@CONFIG]...
 
 For each round and each BUILD in turn (interleaved, so a busy machine
 weighs on all alike), starts BUILD/plateau serve on a fresh temporary
@@ -51,8 +51,9 @@ def fail(msg):
     sys.exit(1)
 
 
-def start(plateau, data, log):
-    p = subprocess.Popen([plateau, "serve", "--listen", "127.0.0.1:0", "--data", data],
+def start(plateau, data, log, config=None):
+    p = subprocess.Popen([plateau, "serve", "--listen", "127.0.0.1:0", "--data", data] +
+                         (["--config", config] if config else []),
                          stderr=open(log, "w"))
     for _ in range(200):
         time.sleep(0.05)
@@ -162,10 +163,13 @@ def push_pprof(build, port, n, t0):
 
 
 def run(build, fmt, n):
+    """BUILD, or BUILD@CONFIG: the server of BUILD with that config file."""
+    build, _, config = build.partition("@")
     tmp = tempfile.mkdtemp(prefix="plateau-ingest-cpu.")
     data = os.path.join(tmp, "data")
     t0 = (int(time.time()) - 2 * 86400) // 3600 * 3600
-    srv, port = start(os.path.join(build, "plateau"), data, os.path.join(tmp, "serve.log"))
+    srv, port = start(os.path.join(build, "plateau"), data, os.path.join(tmp, "serve.log"),
+                      config or None)
     try:
         c0, m0 = cpu_s(srv.pid), main_thread_s(srv.pid)
         rate = push_pprof(build, port, n, t0) if fmt == "pprof" else push_folded(port, n, t0)
