@@ -109,8 +109,12 @@ static void run(struct service *sv)
 				warning("retention: %s", err.msg);
 			last_retain = now;
 		}
-		/* A full batch: more is waiting, go on at once. */
-		if (done < ROLL_BATCH)
+		/*
+		 * Windows rolled: more may be due (their parents, which waited
+		 * for them; a backlog past the batch), go on at once; a second
+		 * when nothing was.
+		 */
+		if (done <= 0)
 			nanosleep(&tick, NULL);
 	}
 }
