@@ -153,7 +153,8 @@ static int fleet_members(struct service *sv, int64_t series, struct plan_series 
  * fleet, its own rollups below W's level and its members' of W's level
  * (fresh: the window waited for them) or finer where they are not.
  */
-static int roll_plan(struct service *sv, const struct window *w, struct merge_ctx *mc, bool *fleet,
+static int roll_plan(struct service *sv, const struct window *w,
+		     int (*fn)(const struct store_row *, void *), void *arg, bool *fleet,
 		     struct error *err)
 {
 	int64_t t0 = w->t0, t1 = w->t0 + store_level_ns[w->level];
@@ -165,9 +166,9 @@ static int roll_plan(struct service *sv, const struct window *w, struct merge_ct
 	if (rc < 0)
 		return rc;
 	if (!members)
-		return store_plan(sv->st, &f.fleet, w->level - 1, t0, t1, svc_merge_row, mc, err);
+		return store_plan(sv->st, &f.fleet, w->level - 1, t0, t1, fn, arg, err);
 	f.members = members;
-	rc = store_plan_fleet(sv->st, &f, w->level - 1, t0, t1, svc_merge_row, mc, err);
+	rc = store_plan_fleet(sv->st, &f, w->level - 1, t0, t1, fn, arg, err);
 	free(members);
 	return rc;
 }
@@ -186,7 +187,7 @@ static int roll_one(struct service *sv, const struct window *w, struct error *er
 	strbuf_init_max(&blob, SERVICE_BLOB_MAX);
 	if (!mc.dst)
 		return svc_nomem(err, "a rollup");
-	rc = roll_plan(sv, w, &mc, &fleet, err);
+	rc = roll_plan(sv, w, svc_merge_row, &mc, &fleet, err);
 	if (rc == 0 && profile_failed(mc.dst))
 		rc = svc_nomem(err, "a rollup");
 	r.samples = mc.samples;
@@ -225,16 +226,55 @@ struct sibling {
 struct siblings_ctx {
 	struct profile *dst;
 	struct sibling *sib, *first;
-	int64_t *seen; /* blob ids merged */
-	size_t nseen, alloc;
+	int64_t *seen; /* blob ids merged: a set, open addressing (0: empty; ids are > 0) */
+	size_t nseen, size;
 	bool mixed; /* rows unlike a shared push: roll one by one */
 	struct error *err;
 };
+
+static size_t seen_slot(const struct siblings_ctx *c, int64_t id)
+{
+	size_t i = (size_t)((uint64_t)id * UINT64_C(0x9E3779B97F4A7C15) >> 20) & (c->size - 1);
+
+	while (c->seen[i] && c->seen[i] != id)
+		i = (i + 1) & (c->size - 1);
+	return i;
+}
+
+/* Add blob ID to the set: 1 when it was new, 0 when seen, ERR_NOMEM. */
+static int seen_add(struct siblings_ctx *c, int64_t id, bool add)
+{
+	size_t i;
+
+	if (c->size && c->seen[seen_slot(c, id)] == id)
+		return 0;
+	if (!add)
+		return 1;
+	if (2 * (c->nseen + 1) > c->size) {
+		struct siblings_ctx bigger = *c;
+
+		bigger.size = c->size ? 2 * c->size : 64;
+		bigger.seen = calloc(bigger.size, sizeof(*bigger.seen));
+		if (!bigger.seen)
+			return ERR_NOMEM;
+		for (size_t k = 0; k < c->size; k++)
+			if (c->seen[k])
+				bigger.seen[seen_slot(&bigger, c->seen[k])] = c->seen[k];
+		free(c->seen);
+		c->seen = bigger.seen;
+		c->size = bigger.size;
+	}
+	i = seen_slot(c, id);
+	c->seen[i] = id;
+	c->nseen++;
+	return 1;
+}
 
 static int merge_sibling_row(const struct store_row *r, void *arg)
 {
 	struct siblings_ctx *c = arg;
 	struct error err = ERROR_INIT;
+	int rc;
 
 	if (c->sib->type >= 0 && c->sib->type != r->type) {
 		c->mixed = true;
@@ -243,17 +283,16 @@ static int merge_sibling_row(const struct store_row *r, void *arg)
 	c->sib->type = r->type;
 	c->sib->samples += r->samples;
 	c->sib->blobs++;
-	for (size_t i = 0; i < c->nseen; i++)
-		if (c->seen[i] == r->blob_id)
-			return 0;
+	rc = r->blob_id > 0 ? seen_add(c, r->blob_id, c->sib == c->first) : 1;
+	if (rc == ERR_NOMEM)
+		return svc_nomem(c->err, "a rollup");
+	if (rc == 0)
+		return 0;
 	/* A blob the first sibling did not read: not one shared push (below). */
-	if (c->sib != c->first) {
+	if (c->sib != c->first || r->blob_id <= 0) {
 		c->mixed = true;
 		return 1;
 	}
-	if (ALLOC_TRY_GROW(c->seen, c->nseen + 1, c->alloc) < 0)
-		return svc_nomem(c->err, "a rollup");
-	c->seen[c->nseen++] = r->blob_id;
 	if (blob_merge_into(c->dst, r->blob, r->len, NULL, &err) == 0)
 		return 0;
 	/* Blobs of other type lists (a changed configuration): one by one. */
@@ -270,6 +309,24 @@ static bool same_set(const struct series *a, const struct series *b)
 {
 	return !strcmp(a->app, b->app) &&
 	       svc_labels_same(a->labels, a->nlabels, b->labels, b->nlabels);
+}
+
+/*
+ * Whether the windows of series A and B roll together (caller holds mu):
+ * the sample types of one app and label set, or the fleets of one app's
+ * types (their members read the same pushes).
+ */
+static bool roll_together(const struct service *sv, int64_t a, int64_t b)
+{
+	const struct ix_id *x, *y;
+
+	if (a <= 0 || b <= 0 || (size_t)a >= sv->nby_id || (size_t)b >= sv->nby_id)
+		return false;
+	x = &sv->by_id[a];
+	y = &sv->by_id[b];
+	if (x->fleet || y->fleet)
+		return x->fleet && y->fleet && !strcmp(x->fleet->app, y->fleet->app);
+	return x->s && y->s && same_set(x->s, y->s);
 }
 
 /* USED[k]: whether some sample of P has a value of type k (P has at most VIEW_MAX_TYPES). */
@@ -297,10 +354,10 @@ static int roll_siblings(struct service *sv, struct sibling *sib, size_t n, bool
 	if (!c.dst)
 		return svc_nomem(err, "a rollup");
 	for (size_t i = 0; i < n && rc == 0 && !c.mixed; i++) {
-		struct plan_series ps = {sib[i].w->series, 0, 0};
+		bool fleet;
 
 		c.sib = &sib[i];
-		rc = store_plan(sv->st, &ps, level - 1, t0, t1, merge_sibling_row, &c, err);
+		rc = roll_plan(sv, sib[i].w, merge_sibling_row, &c, &fleet, err);
 	}
 	/*
 	 * Merged with all their types, the blobs stand for every sibling only
@@ -400,21 +457,17 @@ static int roll_group(struct service *sv, struct windows *ws, size_t i, bool *do
 		      struct error *err)
 {
 	struct sibling sib[SIBLINGS_MAX];
-	const struct series *s = NULL;
 	size_t n = 0, kept = 1;
-	bool mixed = true;
+	bool mixed = true, fleet;
 	int rc = 0;
 
 	pthread_rwlock_rdlock(&sv->mu);
-	if ((size_t)ws->v[i].series < sv->nby_id)
-		s = sv->by_id[ws->v[i].series].s;
-	for (size_t j = i; s && j < ws->n && n < SIBLINGS_MAX; j++) {
+	fleet = fleet_by_id(sv, ws->v[i].series) != NULL;
+	for (size_t j = i; j < ws->n && n < SIBLINGS_MAX; j++) {
 		const struct window *w = &ws->v[j];
-		const struct series *o =
-			(size_t)w->series < sv->nby_id ? sv->by_id[w->series].s : NULL;
 
-		if (!done[j] && w->level == ws->v[i].level && w->t0 == ws->v[i].t0 && o &&
-		    same_set(s, o))
+		if (!done[j] && w->level == ws->v[i].level && w->t0 == ws->v[i].t0 &&
+		    roll_together(sv, ws->v[i].series, w->series))
 			sib[n++] = (struct sibling){w, -1, 0, 0};
 	}
 	pthread_rwlock_unlock(&sv->mu);
@@ -438,6 +491,8 @@ static int roll_group(struct service *sv, struct windows *ws, size_t i, bool *do
 		*rolled += (int)n;
 		if (n > 1)
 			svc_count(sv, &sv->c.rollups_shared, n);
+		if (fleet)
+			svc_count(sv, &sv->c.rollups_fleet, n);
 		return 0;
 	}
 	if (rc == 0 && (rc = roll_one(sv, &ws->v[i], err)) == 0) {

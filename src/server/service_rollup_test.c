@@ -432,7 +432,7 @@ static void test_fleet_rollups(void **state)
 	roll_all(on);
 	roll_all(off);
 	service_counters(on->sv, &c);
-	assert_true(c.rollups_fleet >= 25 + 3 + 1); /* its minutes, ten minutes, hour */
+	assert_true(c.rollups_fleet >= 25 + 3 + 1);  /* its minutes, ten minutes, hour */
 	assert_int_equal(c.rollups_dropped, 5 * 25); /* the members' minutes */
 	service_counters(off->sv, &c);
 	assert_int_equal(c.rollups_fleet, 0);
@@ -509,6 +509,43 @@ static void test_fleet_rollups(void **state)
 
 		assert_string_equal(q, "main;a 30\nmain;b 2\nmain;late 7\n");
 		free(q);
+	}
+
+	/*
+	 * Pushes of two sample types: the fleets of both types roll together,
+	 * each push merged once for both (their rollups share a blob).
+	 */
+	{
+		struct service_counters before, after;
+
+		service_counters(on->sv, &before);
+		for (int64_t t = T0; t < T0 + 12 * MIN; t += 10 * SEC)
+			for (size_t i = 0; i < 3; i++) {
+				snprintf(text, sizeof(text), "main;x%zu 3 5\nmain;y 1 %lld\n", i,
+					 (long long)((t - T0) / SEC % 5));
+				push(on, "two", NULL, regions[i], t, text);
+				push(off, "two", NULL, regions[i], t, text);
+			}
+		roll_all(on);
+		roll_all(off);
+		service_counters(on->sv, &after);
+		/*
+		 * Both fleets' 12 minutes, 2 ten minutes and hour, each pair
+		 * together; so are the members' ten minutes and hour (their
+		 * minutes are the fleets').
+		 */
+		assert_int_equal(after.rollups_shared - before.rollups_shared,
+				 2 * (12 + 2 + 1) + 3 * 2 * (2 + 1));
+		assert_int_equal(after.rollups_fleet - before.rollups_fleet, 2 * (12 + 2 + 1));
+		for (size_t r = 0; r < 3; r++) {
+			same_answer(on, off, "two.base", ranges[r][0], ranges[r][1], rows);
+			same_answer(on, off, "two.new", ranges[r][0], ranges[r][1], rows);
+			same_answer(on, off, "two.new{region=\"r1\"}", ranges[r][0], ranges[r][1],
+				    rows);
+		}
+		same_answer(on, off, "two.new", T0, T0 + HOUR, rows);
+		assert_int_equal(rows[0], 1);
+		same_timeline(on, off, "two.base", T0, T0 + HOUR, 60 * SEC);
 	}
 
 	/* After a restart, the fleet is found again, not listed as a series. */
