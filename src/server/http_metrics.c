@@ -152,10 +152,7 @@ enum MHD_Result on_metrics(struct server *s, struct MHD_Connection *c, struct re
 		    "series of an app and type merged).\n"
 		    "# TYPE plateau_rollups_fleet_total counter\n"
 		    "plateau_rollups_fleet_total %llu\n"
-		    "# HELP plateau_rollups_dropped_total Minute windows of fleets' members left "
-		    "without a rollup (their fleet's minute holds them).\n"
-		    "# TYPE plateau_rollups_dropped_total counter\n"
-		    "plateau_rollups_dropped_total %llu\n"
+
 		    "# HELP plateau_query_rows_total Stored rows (pushes and rollups) merged by "
 		    "queries.\n"
 		    "# TYPE plateau_query_rows_total counter\n"
@@ -163,7 +160,7 @@ enum MHD_Result on_metrics(struct server *s, struct MHD_Connection *c, struct re
 		    "# HELP plateau_query_duration_seconds Query latency.\n"
 		    "# TYPE plateau_query_duration_seconds histogram\n",
 		    (unsigned long long)sc.rollups_failed, (unsigned long long)sc.rollups_fleet,
-		    (unsigned long long)sc.rollups_dropped, (unsigned long long)sc.query_rows);
+		    (unsigned long long)sc.query_rows);
 	for (size_t i = 0; i < NLAT; i++)
 		strbuf_addf(&out, "plateau_query_duration_seconds_bucket{le=\"%g\"} %llu\n",
 			    latency_le[i], (unsigned long long)s->lat_bucket[i]);

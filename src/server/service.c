@@ -263,7 +263,7 @@ int ix_insert(struct service *sv, int64_t id, bool average, const char *key, int
 	if (fleet)
 		fleet->members++;
 	if (id > 0 && id < INT32_MAX)
-		sv->by_id[id] = (struct ix_id){s, NULL, fleet, last, 0};
+		sv->by_id[id] = (struct ix_id){s, NULL, last, 0};
 	return 0;
 }
 

@@ -128,9 +128,7 @@ int service_check_labels(struct service *sv, struct strbuf *out, struct error *e
  * not decode) is skipped until a push changes it, counted in
  * rollups_failed, and told once in ERR (err->code set, the return value
  * still the count): the caller logs it; a negative return is the store's
- * own error (tried again next step).  The count includes the minutes of
- * fleets' members dropped (rollups_dropped: their fleet's minutes stand
- * for them).  One thread calls it.
+ * own error (tried again next step).  One thread calls it.
  */
 int service_roll(struct service *sv, int64_t now_ns, size_t max, struct error *err);
 int service_retain(struct service *sv, int64_t now_ns, int64_t *deleted, struct error *err);
@@ -159,12 +157,11 @@ int service_store_counts(struct service *sv, struct store_stats *st, struct erro
 
 struct service_counters {
 	uint64_t series, ingested, ingest_bytes, rollups, deleted;
-	uint64_t rollups_shared;  /* of the rollups, written with their sample-type siblings */
-	uint64_t labels_renamed;  /* label names of stored pushes mapped ('.' to '_') */
-	uint64_t rollups_failed;  /* windows whose data could not be rolled up (skipped) */
-	uint64_t rollups_fleet;	  /* of the rollups, of fleets (every series of an app and type) */
-	uint64_t rollups_dropped; /* minutes of fleets' members, left to their fleet's */
-	uint64_t query_rows;	  /* stored rows merged by queries */
+	uint64_t rollups_shared; /* of the rollups, written with their sample-type siblings */
+	uint64_t labels_renamed; /* label names of stored pushes mapped ('.' to '_') */
+	uint64_t rollups_failed; /* windows whose data could not be rolled up (skipped) */
+	uint64_t rollups_fleet;	 /* of the rollups, of fleets (every series of an app and type) */
+	uint64_t query_rows;	 /* stored rows merged by queries */
 };
 void service_counters(struct service *sv, struct service_counters *c);
 

@@ -47,11 +47,10 @@ struct ix_series {
 
 /* What the roller needs of a series, by id. */
 struct ix_id {
-	const struct series *s;	    /* parsed: app, type, labels; NULL for a fleet */
-	struct ix_fleet *fleet;	    /* the series is this fleet's own */
-	struct ix_fleet *member_of; /* the fleet the series belongs to (NULL: a gauge) */
-	int64_t last_ns;	    /* end of its latest push (a fleet: of its members') */
-	int64_t pushed;		    /* wall clock of its latest push; 0: none since start */
+	const struct series *s; /* parsed: app, type, labels; NULL for a fleet */
+	struct ix_fleet *fleet; /* the series is this fleet's own */
+	int64_t last_ns;	/* end of its latest push (a fleet: of its members') */
+	int64_t pushed;		/* wall clock of its latest push; 0: none since start */
 };
 
 struct service {

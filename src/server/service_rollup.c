@@ -523,37 +523,6 @@ static int roll_failed(struct service *sv, const struct window *w, int rc, struc
 	return 0;
 }
 
-/*
- * Whether W is a minute of a series whose fleet has its own minutes: then
- * it gets no rollup of its own (doc/store.md, "Fleet rollups"), and a row
- * it has from before its fleet had a series is deleted.
- */
-static bool minute_of_member(struct service *sv, const struct window *w)
-{
-	bool member = false;
-
-	if (w->level != 1)
-		return false;
-	pthread_rwlock_rdlock(&sv->mu);
-	if (w->series > 0 && (size_t)w->series < sv->nby_id) {
-		const struct ix_fleet *f = sv->by_id[w->series].member_of;
-
-		member = f && f->id;
-	}
-	pthread_rwlock_unlock(&sv->mu);
-	return member;
-}
-
-/* Drop the minute W of a fleet's member: its row, if any, and its stale mark. */
-static int drop_minute(struct service *sv, const struct window *w, struct error *err)
-{
-	struct store_row r = {
-		.series = w->series, .level = 1, .t0 = w->t0, .t1 = w->t0 + store_level_ns[1]};
-	int rc = sv->st->be->put_rollup(sv->st, &r, w->gen, err);
-
-	return rc < 0 ? rc : rc ? ERR_IO : 0;
-}
-
 int service_roll(struct service *sv, int64_t now_ns, size_t max, struct error *err)
 {
 	struct windows ws = {.sv = sv,
@@ -562,7 +531,7 @@ int service_roll(struct service *sv, int64_t now_ns, size_t max, struct error *e
 			     .delay = sv->cfg.rollup_delay_ns,
 			     .wall = clock_ns(CLOCK_REALTIME)};
 	bool *rolled;
-	int rc = 0, done = 0, dropped = 0;
+	int rc = 0, done = 0;
 
 	if (service_degraded(sv))
 		return 0; /* nothing can be written */
@@ -585,12 +554,7 @@ int service_roll(struct service *sv, int64_t now_ns, size_t max, struct error *e
 
 			if (rolled[i])
 				continue;
-			if (minute_of_member(sv, &ws.v[i])) {
-				if ((rc = drop_minute(sv, &ws.v[i], &why)) == 0) {
-					rolled[i] = true;
-					dropped++;
-				}
-			} else if ((rc = children_stale(sv, &ws.v[i], &why)) > 0)
+			if ((rc = children_stale(sv, &ws.v[i], &why)) > 0)
 				rc = 0; /* later, from its children's rollups */
 			else if (rc == 0)
 				rc = roll_group(sv, &ws, i, rolled, &done, &why);
@@ -606,11 +570,9 @@ int service_roll(struct service *sv, int64_t now_ns, size_t max, struct error *e
 	free(ws.v);
 	if (done)
 		svc_count(sv, &sv->c.rollups, (uint64_t)done);
-	if (dropped)
-		svc_count(sv, &sv->c.rollups_dropped, (uint64_t)dropped);
 	if (rc == ERR_NOSPACE)
 		svc_degrade(sv, true);
-	return rc < 0 ? rc : done + dropped;
+	return rc < 0 ? rc : done;
 }
 
 int service_retain(struct service *sv, int64_t now_ns, int64_t *deleted, struct error *err)

@@ -37,7 +37,7 @@ static void test_sibling_rollups(void **state)
 	char *before[3], *q;
 	const char *sels[] = {"duo.base", "duo.new", "duo.base{region=\"us\"}"};
 
-	/* Without fleets: eu and us would leave their minutes to their fleet's. */
+	/* Without fleets: their windows would be rolled too, and counted here. */
 	close_service(f);
 	f->cfg.no_fleet_rollups = true;
 	open_service(f);
@@ -432,11 +432,9 @@ static void test_fleet_rollups(void **state)
 	roll_all(on);
 	roll_all(off);
 	service_counters(on->sv, &c);
-	assert_true(c.rollups_fleet >= 25 + 3 + 1);  /* its minutes, ten minutes, hour */
-	assert_int_equal(c.rollups_dropped, 5 * 25); /* the members' minutes */
+	assert_true(c.rollups_fleet >= 25 + 3 + 1); /* its minutes, ten minutes, hour */
 	service_counters(off->sv, &c);
 	assert_int_equal(c.rollups_fleet, 0);
-	assert_int_equal(c.rollups_dropped, 0);
 	for (size_t r = 0; r < 3; r++) {
 		/* The third range is two seconds: pushes only, fleet or not. */
 		same_answer(on, off, "fleet.cpu", ranges[r][0], ranges[r][1], rows);
@@ -446,8 +444,7 @@ static void test_fleet_rollups(void **state)
 		assert_true(r < 2 ? rows[0] < rows[1] : rows[0] == rows[1]); /* every series */
 		same_answer(on, off, "fleet.cpu{region=~\"r[0-3]\"}", ranges[r][0], ranges[r][1],
 			    rows);
-		/* Four of five: one by one, their minutes from the pushes (dropped for the fleet's). */
-		assert_true(rows[0] >= rows[1]);
+		assert_int_equal(rows[0], rows[1]); /* four of five: one by one */
 		same_answer(on, off, "gauge.inuse_space", ranges[r][0], ranges[r][1], rows);
 		assert_int_equal(rows[0], rows[1]);
 	}
@@ -480,9 +477,9 @@ static void test_fleet_rollups(void **state)
 	assert_int_equal(rows[0], 1);
 
 	/*
-	 * An app of one series rolled up (its minutes have rows), then a second
-	 * series makes it a fleet, then a late push into an old minute of the
-	 * first: its minute row is dropped, the fleet's minute made from pushes.
+	 * An app of one series rolled up, then a second series makes it a
+	 * fleet, then a late push into an old minute of the first: the
+	 * fleet's minute is made then, from both series' rows.
 	 */
 	for (int64_t t = T0; t < T0 + 5 * MIN; t += 10 * SEC) {
 		push(on, "solo", "cpu", "r0", t, "main;a 1\n");
@@ -529,13 +526,9 @@ static void test_fleet_rollups(void **state)
 		roll_all(on);
 		roll_all(off);
 		service_counters(on->sv, &after);
-		/*
-		 * Both fleets' 12 minutes, 2 ten minutes and hour, each pair
-		 * together; so are the members' ten minutes and hour (their
-		 * minutes are the fleets').
-		 */
+		/* Both fleets' and the three members' windows, each pair together. */
 		assert_int_equal(after.rollups_shared - before.rollups_shared,
-				 2 * (12 + 2 + 1) + 3 * 2 * (2 + 1));
+				 2 * (12 + 2 + 1) + 3 * 2 * (12 + 2 + 1));
 		assert_int_equal(after.rollups_fleet - before.rollups_fleet, 2 * (12 + 2 + 1));
 		for (size_t r = 0; r < 3; r++) {
 			same_answer(on, off, "two.base", ranges[r][0], ranges[r][1], rows);
