@@ -34,6 +34,7 @@ struct windows {
 	struct service *sv;
 	struct window *v;
 	size_t n, max;
+	size_t first; /* windows listed by an earlier pass: not listed twice */
 	int64_t now, delay, wall;
 };
 
@@ -114,6 +115,9 @@ static int due_window(int64_t series, int level, int64_t t0, int64_t gen, void *
 	pthread_rwlock_unlock(&ws->sv->mu);
 	if (!moved_on)
 		return 0;
+	for (size_t i = 0; i < ws->first; i++)
+		if (ws->v[i].series == series && ws->v[i].t0 == t0)
+			return 0;
 	if (ws->n < ws->max)
 		ws->v[ws->n++] = (struct window){series, t0, gen, level};
 	return 0;
@@ -545,10 +549,22 @@ int service_roll(struct service *sv, int64_t now_ns, size_t max, struct error *e
 	 */
 	for (int level = 1; rc == 0 && level < STORE_LEVELS; level++) {
 		ws.n = 0;
+		ws.first = 0;
 		memset(rolled, 0, max * sizeof(*rolled));
-		/* Failed windows are listed too, and skipped: they take no room. */
-		rc = sv->st->be->stale_each(sv->st, level, 4 * max + sv->nbad, due_window, &ws,
-					    err);
+		/*
+		 * Half the batch newest first, what dashboards read (a backfill
+		 * in time order leaves its last hour rolled up when it ends),
+		 * the rest oldest first, so that a backlog always moves.
+		 * Failed windows are listed too, and skipped: they take no room.
+		 */
+		ws.max = max / 2;
+		rc = sv->st->be->stale_each(sv->st, level, 4 * max + sv->nbad, true, due_window,
+					    &ws, err);
+		ws.first = ws.n;
+		ws.max = max;
+		if (rc == 0)
+			rc = sv->st->be->stale_each(sv->st, level, 4 * max + sv->nbad, false,
+						    due_window, &ws, err);
 		for (size_t i = 0; rc == 0 && i < ws.n; i++) {
 			struct error why = ERROR_INIT;
 

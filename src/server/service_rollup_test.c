@@ -136,6 +136,44 @@ static void test_roll_in_small_batches(void **state)
 	free(q);
 }
 
+static void roll_all(struct fixture *f);
+static uint64_t query_rows(struct fixture *f);
+
+/*
+ * A backlog is rolled from both ends: half of each step's windows the
+ * newest (what a dashboard reads), half the oldest (so that it moves).
+ */
+static void test_roll_newest_and_oldest(void **state)
+{
+	struct fixture *f = *state;
+	struct error err = ERROR_INIT;
+	const int64_t MIN = 60 * SEC;
+	uint64_t before;
+	char *q;
+
+	for (int64_t t = T0; t < T0 + 30 * MIN; t += 10 * SEC)
+		push(f, "nb", "cpu", "eu", t, "main;a 1\n");
+	/* Four windows: minutes 29 and 28, 0 and 1. */
+	assert_int_equal(service_roll(f->sv, T0 + 3 * HOUR, 4, &err), 4);
+	for (size_t k = 0; k < 4; k++) {
+		const int64_t from[] = {28 * MIN, 29 * MIN, 0, 1 * MIN};
+
+		before = query_rows(f);
+		q = query_text(f, "nb.cpu", T0 + from[k], T0 + from[k] + MIN, NULL);
+		assert_string_equal(q, "main;a 6\n");
+		free(q);
+		assert_int_equal(query_rows(f) - before, 1); /* the minute's rollup */
+	}
+	before = query_rows(f);
+	q = query_text(f, "nb.cpu", T0 + 14 * MIN, T0 + 15 * MIN, NULL);
+	free(q);
+	assert_int_equal(query_rows(f) - before, 6); /* the middle waits: its pushes */
+	roll_all(f);
+	q = query_text(f, "nb.cpu", T0, T0 + HOUR, NULL);
+	assert_string_equal(q, "main;a 180\n");
+	free(q);
+}
+
 /*
  * Four sample types rolled two windows at a time: each minute's rollup is
  * made for two siblings, then the other two, each pair's blob holding all
@@ -570,6 +608,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_retention, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retention_size, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fleet_rollups, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_roll_newest_and_oldest, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -127,8 +127,11 @@ struct store_backend {
 			   int (*fn)(const struct store_row *, void *), void *arg,
 			   struct error *err);
 
-	/* Stale rollup windows of LEVEL, oldest t0 first, up to MAX; FN non-zero stops. */
-	int (*stale_each)(struct store *s, int level, size_t max,
+	/*
+	 * Stale rollup windows of LEVEL, oldest t0 first (NEWEST: newest
+	 * first), up to MAX; FN non-zero stops.
+	 */
+	int (*stale_each)(struct store *s, int level, size_t max, bool newest,
 			  int (*fn)(int64_t series, int level, int64_t t0, int64_t gen, void *),
 			  void *arg, struct error *err);
 	/* The stale windows of SERIES at LEVEL with t0 in [from, until), in order. */

@@ -83,6 +83,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 			   "WHERE series = ?1 AND level = ?2 AND t0 >= ?3 AND t0 < ?4 ORDER BY t0",
 	[ST_STALE_EACH] = "SELECT series, level, t0, gen FROM stale WHERE level = ?2 ORDER BY t0 "
 			  "LIMIT ?1",
+	[ST_STALE_NEWEST] = "SELECT series, level, t0, gen FROM stale WHERE level = ?2 "
+			    "ORDER BY t0 DESC LIMIT ?1",
 	[ST_STALE_RANGE] = "SELECT t0 FROM stale WHERE series = ?1 AND level = ?2 "
 			   "AND t0 >= ?3 AND t0 < ?4 ORDER BY t0",
 	[ST_DELETE_BEFORE] = "DELETE FROM profiles WHERE t1 <= ?1",
@@ -687,15 +689,15 @@ static int stale_row(sqlite3_stmt *q, void *arg)
 			sqlite3_column_int64(q, 2), sqlite3_column_int64(q, 3), cb->arg);
 }
 
-static int stale_each(struct store *st, int level, size_t max,
+static int stale_each(struct store *st, int level, size_t max, bool newest,
 		      int (*fn)(int64_t series, int level, int64_t t0, int64_t gen, void *),
 		      void *arg, struct error *err)
 {
 	struct stale_cb cb = {.each = fn, .arg = arg};
 	int64_t args[] = {max > INT64_MAX ? INT64_MAX : (int64_t)max, level};
 
-	return sq_read_rows(sq_store(st), ST_STALE_EACH, args, 2, stale_row, &cb,
-			    "listing stale rollups", err);
+	return sq_read_rows(sq_store(st), newest ? ST_STALE_NEWEST : ST_STALE_EACH, args, 2,
+			    stale_row, &cb, "listing stale rollups", err);
 }
 
 static int stale_range(struct store *st, int64_t series, int level, int64_t from, int64_t until,

@@ -131,7 +131,7 @@ static void roll_level(struct store *s, int level)
 	struct error err = ERROR_INIT;
 
 	assert_non_null(l);
-	assert_int_equal(s->be->stale_each(s, level, 256, add_stale, l, &err), 0);
+	assert_int_equal(s->be->stale_each(s, level, 256, false, add_stale, l, &err), 0);
 	for (size_t i = 0; i < l->n; i++) {
 		struct got g;
 		struct store_row r;
@@ -158,7 +158,7 @@ static void roll_level_of(struct store *s, int64_t id, int level)
 	struct error err = ERROR_INIT;
 
 	assert_non_null(l);
-	assert_int_equal(s->be->stale_each(s, level, 256, add_stale, l, &err), 0);
+	assert_int_equal(s->be->stale_each(s, level, 256, false, add_stale, l, &err), 0);
 	for (size_t i = 0; i < l->n; i++) {
 		struct got g;
 		struct store_row r;
@@ -186,7 +186,7 @@ static size_t count_stale(struct store *s)
 
 	assert_non_null(l);
 	for (int level = 1; level < STORE_LEVELS; level++)
-		assert_int_equal(s->be->stale_each(s, level, 256, add_stale, l, &err), 0);
+		assert_int_equal(s->be->stale_each(s, level, 256, false, add_stale, l, &err), 0);
 	n = l->n;
 	free(l);
 	return n;
@@ -318,7 +318,7 @@ static void test_stale_generation(void **state)
 	assert_non_null(l);
 	push(s, id, T0, "a");
 	for (int level = 1; level < STORE_LEVELS; level++)
-		assert_int_equal(s->be->stale_each(s, level, 256, add_stale, l, &err), 0);
+		assert_int_equal(s->be->stale_each(s, level, 256, false, add_stale, l, &err), 0);
 	assert_int_equal(l->n, 3);
 	assert_int_equal(l->level[0], 1);
 	push(s, id, T0 + 10 * SEC, "b"); /* after the roller read the window */
@@ -621,7 +621,7 @@ static void roll_fleet_level(struct store *s, const struct plan_fleet *f, int le
 	struct error err = ERROR_INIT;
 
 	assert_non_null(l);
-	assert_int_equal(s->be->stale_each(s, level, 256, add_stale, l, &err), 0);
+	assert_int_equal(s->be->stale_each(s, level, 256, false, add_stale, l, &err), 0);
 	for (size_t i = 0; i < l->n; i++) {
 		struct plan_fleet one = *f;
 		struct got g;
