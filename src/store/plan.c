@@ -118,6 +118,28 @@ static int scan_level(const struct plan *pl, int level, int64_t from, int64_t un
 							 arg, pl->err);
 }
 
+/* Holes in a fleet's minutes past which its members plan the range themselves. */
+#define FLEET_HOLES_MAX 8
+
+/* The runs of [a, b) (windows of length W) that LR's fresh rollups leave to the level below. */
+static size_t holes(const struct level_rows *lr, int64_t w, int64_t a, int64_t b)
+{
+	int64_t gap = a;
+	size_t n = 0, si = 0;
+
+	for (size_t i = 0; i < lr->n; i++) {
+		const struct store_row *r = &lr->rows[i];
+
+		while (si < lr->nstale && lr->stale[si] < r->t0)
+			si++;
+		if (si < lr->nstale && lr->stale[si] == r->t0)
+			continue;
+		n += gap < r->t0;
+		gap = r->t0 + w;
+	}
+	return n + (gap < b);
+}
+
 /* Windows [a, b) of LEVEL: rollups where usable, the level below for the runs between. */
 static int plan_windows(const struct plan *pl, int level, int64_t a, int64_t b)
 {
@@ -130,6 +152,15 @@ static int plan_windows(const struct plan *pl, int level, int64_t a, int64_t b)
 	if (rc == 0)
 		rc = pl->s->be->stale_range(pl->s, pl->ps->id, level, a, b, keep_stale, &lr,
 					    pl->err);
+	/*
+	 * A fleet's minutes with many holes (the roller catching up): each
+	 * hole costs every member a plan of its own, a few scans each, so past
+	 * FLEET_HOLES_MAX the members take the whole range in one plan each.
+	 */
+	if (rc == 0 && pl->fleet && level == 1 && holes(&lr, w, a, b) > FLEET_HOLES_MAX) {
+		level_rows_free(&lr);
+		return plan_members(pl, a, b);
+	}
 	for (size_t i = 0; rc == 0 && i < lr.n; i++) {
 		const struct store_row *r = &lr.rows[i];
 

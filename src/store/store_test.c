@@ -753,6 +753,41 @@ static void test_fleet(void **state)
 	assert_int_equal(g.levels[2], 0); /* its ten minutes from the fleet's nine fresh minutes */
 	assert_int_equal(g.levels[1], 12 + 9 + 1); /* minute 12: a's rollup and b's pushes */
 	assert_int_equal(g.levels[0], 2 * (1 + 2) + 7);
+	/*
+	 * Late pushes into ten minutes of the first twenty: past eight holes
+	 * in the fleet's minutes the members plan the range themselves.
+	 */
+	len = 0;
+	for (int64_t t = T0; t < until; t += 10 * SEC)
+		len += (size_t)snprintf(want + len, sizeof(want) - len, "%sa%lld;b%lld",
+					len ? ";" : "", (long long)((t - T0) / SEC),
+					(long long)((t - T0) / SEC));
+	len += (size_t)snprintf(want + len, sizeof(want) - len, ";late");
+	for (int m = 1; m < 20; m += 2) {
+		char late[16];
+
+		snprintf(late, sizeof(late), "L%d", m);
+		push_member(s, b, f, T0 + m * MIN + 7 * SEC, late);
+		len += (size_t)snprintf(want + len, sizeof(want) - len, ";%s", late);
+	}
+	assert_true(len < sizeof(want));
+	sorted_names(want, want, sizeof(want));
+	plan_fleet(s, &fl, 3, T0, until, &g);
+	sorted_names(g.text, have, sizeof(have));
+	assert_string_equal(have, want);
+	/*
+	 * The twenty minutes from the members' own rows: a's two ten-minute
+	 * rollups, b's nine fresh minutes and the pushes of its eleven stale
+	 * ones (10 L, "late" and 6 each); then the fleet's minutes 20 to 22
+	 * and 20 s of pushes.  Hole by hole, the fleet's nine fresh minutes
+	 * and a's eleven would have been read instead of a's ten minutes.
+	 */
+	assert_int_equal(g.levels[3], 0);
+	assert_int_equal(g.levels[2], 2);
+	assert_int_equal(g.levels[1], 9 + 3);
+	assert_int_equal(g.levels[0], 11 * 6 + 1 + 10 + 2 * 2);
+	from = T0;
+
 	/* Planned one by one, the members give the same pushes. */
 	{
 		struct got ga, gb;
