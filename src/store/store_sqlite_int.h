@@ -16,8 +16,18 @@
 
 #define READERS_MAX 8
 
-/* Pages of WAL before a commit checkpoints by itself: sq_maintain() normally does it first. */
-#define WAL_AUTOCHECKPOINT 16384
+/*
+ * The page size of a new store.  SQLite's default 4 KiB put a push's blob
+ * (tens of KiB before zstd, some 9-18 KiB after) on a chain of overflow
+ * pages, each a WAL frame written with two pwrite calls at the commit and
+ * copied again at the checkpoint: 16 KiB pages took about a tenth off the
+ * server's CPU per push, the disk per sample unchanged (bench/README.md,
+ * issue 16).  An existing store keeps the page size it was created with.
+ */
+#define DB_PAGE_SIZE "16384"
+
+/* Bytes of WAL before a commit checkpoints by itself: sq_maintain() normally does it first. */
+#define WAL_AUTOCHECKPOINT_BYTES (64 << 20)
 
 /*
  * DIR/plateau.reserve (store_sqlite_reserve()): room held back for a full
