@@ -198,12 +198,11 @@ int sq_conn_open(struct conn *c, const char *path, bool fsync, bool writer, stru
 	 * could not run on a full disk.
 	 */
 	snprintf(pragmas, sizeof(pragmas),
-		 "%sPRAGMA journal_mode=WAL; PRAGMA synchronous=%s; PRAGMA foreign_keys=OFF;"
-		 " PRAGMA wal_autocheckpoint=%d;",
-		 writer ? "PRAGMA page_size=" DB_PAGE_SIZE "; PRAGMA auto_vacuum=INCREMENTAL;"
-			  " PRAGMA secure_delete=FAST; "
-			: "",
-		 fsync ? "FULL" : "NORMAL", WAL_AUTOCHECKPOINT_BYTES / 4096);
+		 "PRAGMA page_size=%d; %sPRAGMA journal_mode=WAL; PRAGMA synchronous=%s;"
+		 " PRAGMA foreign_keys=OFF; PRAGMA wal_autocheckpoint=%d;",
+		 DB_PAGE_SIZE,
+		 writer ? "PRAGMA auto_vacuum=INCREMENTAL; PRAGMA secure_delete=FAST; " : "",
+		 fsync ? "FULL" : "NORMAL", WAL_AUTOCHECKPOINT_BYTES / DB_PAGE_SIZE);
 	if (writer && (sqlite3_exec(c->db, pragmas, NULL, NULL, &msg) != SQLITE_OK ||
 		       sqlite3_exec(c->db, schema_sql, NULL, NULL, &msg) != SQLITE_OK)) {
 		error_set(err, db_full(c->db) ? ERR_NOSPACE : ERR_IO, "store: %s: %s", path,
