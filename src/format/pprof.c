@@ -28,6 +28,8 @@ typedef struct pbd_value_type PbValueType;
 #define PB_ALLOC_MAX	 ((size_t)4 << 30)
 #define FRAME_BUDGET_MIN ((size_t)1 << 20)
 
+#define LABEL_CACHE 16 /* a power of 2 */
+
 /* An index from pprof ids (nonzero, unique uint64) to array positions. */
 struct idmap {
 	uint32_t *dense; /* dense[id - 1] = position + 1, when every id is small */
@@ -78,6 +80,16 @@ struct pprof_reader {
 	size_t stack_alloc;
 	struct label *labels;
 	size_t labels_alloc;
+	/*
+	 * The label sets of earlier samples by their labels as decoded
+	 * (string indexes and numbers): a push's samples mostly repeat a few
+	 * sets (threads, endpoints), each then converted, checked and
+	 * interned once.  Direct-mapped; ls NULL: empty.
+	 */
+	struct label_cache {
+		const struct pbd_label *ls;
+		uint32_t n, set;
+	} lcache[LABEL_CACHE];
 	uint64_t *ids; /* a packed sample's location ids, decoded */
 	size_t ids_alloc;
 };
@@ -504,11 +516,27 @@ static int sample_stack(struct pprof_reader *r, size_t i, size_t *depth)
 	return 0;
 }
 
+/* The slot of labels LS[0..N) in the reader's label cache. */
+static struct label_cache *label_slot(struct pprof_reader *r, const struct pbd_label *ls, size_t n)
+{
+	uint64_t h = n;
+
+	for (size_t j = 0; j < n; j++)
+		h = (h ^ (uint64_t)ls[j].key) * 0xff51afd7ed558ccdULL ^ (uint64_t)ls[j].str ^
+		    (uint64_t)ls[j].num << 17 ^ (uint64_t)ls[j].num_unit << 41;
+	return &r->lcache[hash_u64(h) & (LABEL_CACHE - 1)];
+}
+
 static int sample_labels(struct pprof_reader *r, size_t i, uint32_t *set)
 {
 	const PbSample *s = &r->pb->sample[i];
 	const struct pbd_label *ls = pbd_labels(r->pb, s);
+	struct label_cache *c = s->n_label ? label_slot(r, ls, s->n_label) : NULL;
 
+	if (c && c->ls && c->n == s->n_label && !memcmp(c->ls, ls, s->n_label * sizeof(*ls))) {
+		*set = c->set;
+		return 0;
+	}
 	if (ALLOC_TRY_GROW(r->labels, s->n_label, r->labels_alloc) < 0)
 		return nomem(r);
 	for (size_t j = 0; j < s->n_label; j++) {
@@ -527,6 +555,8 @@ static int sample_labels(struct pprof_reader *r, size_t i, uint32_t *set)
 		out->unit = l->str ? 0 : str_id(r, l->num_unit);
 	}
 	*set = profile_intern_labels(r->p, r->labels, s->n_label);
+	if (c && !profile_failed(r->p))
+		*c = (struct label_cache){ls, (uint32_t)s->n_label, *set};
 	return 0;
 }
 
