@@ -50,11 +50,16 @@ struct service {
 	size_t wide_at, wide_n;
 	struct app_count *apps; /* series per app, by name */
 	size_t napps, alloc_apps;
-	/* Group commit: pushes waiting for a transaction, and whether one runs. */
+	/*
+	 * Group commit: pushes waiting for a transaction, and whether one
+	 * runs; encoding: the pushes in service_ingest() not queued yet,
+	 * which a push about to commit waits for (a little) to join it.
+	 */
 	pthread_mutex_t qmu;
 	pthread_cond_t qcv;
 	struct batch *queue;
 	bool committing;
+	size_t encoding;
 	bool degraded; /* read-only for a full disk (cmu) */
 	/* Rollup windows that failed, skipped until a push changes them (the roller's own). */
 	struct bad_window *bad;
