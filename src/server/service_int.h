@@ -53,13 +53,14 @@ struct service {
 	/*
 	 * Group commit: pushes waiting for a transaction, and whether one
 	 * runs; encoding: the pushes in service_ingest() not queued yet,
-	 * which a push about to commit waits for (a little) to join it.
+	 * and reading those being read (service_push_reading()), which a
+	 * push about to commit waits for (a little) to join it.
 	 */
 	pthread_mutex_t qmu;
 	pthread_cond_t qcv;
 	struct batch *queue;
 	bool committing;
-	size_t encoding;
+	size_t encoding, reading;
 	bool degraded; /* read-only for a full disk (cmu) */
 	/* Rollup windows that failed, skipped until a push changes them (the roller's own). */
 	struct bad_window *bad;
