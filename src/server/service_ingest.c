@@ -7,6 +7,7 @@
  */
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -640,26 +641,30 @@ static void commit_batches(struct service *sv, struct batch *list)
  */
 #define GATHER_NS 1000000
 
-/* PUSHING: this push is counted in sv->encoding; no longer once it returns (qmu held). */
-static void encoding_done(struct service *sv, bool *pushing)
+/*
+ * One push fewer on its way to the queue: when it was the last, the
+ * pushes waiting to commit go on (LOCKED: qmu held).  The counters are
+ * atomic so that a push's way costs no lock; a waiter counts itself in
+ * gathering before it looks at on_way, and this looks at gathering after
+ * its decrement, so one of the two sees the other's change.
+ */
+static void on_way_done(struct service *sv, bool locked)
 {
-	if (!*pushing)
+	if (atomic_fetch_sub(&sv->on_way, 1) != 1 || !atomic_load(&sv->gathering))
 		return;
-	*pushing = false;
-	sv->encoding--;
-	pthread_cond_broadcast(&sv->qcv);
+	if (!locked)
+		pthread_mutex_lock(&sv->qmu);
+	pthread_cond_broadcast(&sv->gcv);
+	if (!locked)
+		pthread_mutex_unlock(&sv->qmu);
 }
 
 void service_push_reading(struct service *sv, bool reading)
 {
-	pthread_mutex_lock(&sv->qmu);
-	if (reading) {
-		sv->reading++;
-	} else {
-		sv->reading--;
-		pthread_cond_broadcast(&sv->qcv);
-	}
-	pthread_mutex_unlock(&sv->qmu);
+	if (reading)
+		atomic_fetch_add(&sv->on_way, 1);
+	else
+		on_way_done(sv, false);
 }
 
 /*
@@ -677,21 +682,27 @@ static int commit(struct service *sv, const struct store_row *rows, size_t n, bo
 	bool gathered = false;
 
 	pthread_mutex_lock(&sv->qmu);
-	encoding_done(sv, pushing);
 	b.next = sv->queue;
 	sv->queue = &b;
+	if (*pushing) {
+		*pushing = false;
+		on_way_done(sv, true);
+	}
 	while (!b.done) {
 		if (sv->committing) {
 			pthread_cond_wait(&sv->qcv, &sv->qmu);
 			continue;
 		}
-		if ((sv->encoding || sv->reading) && !gathered) {
+		if (!gathered && atomic_load(&sv->on_way)) {
 			if (!until.tv_sec) {
 				int64_t t = clock_ns(CLOCK_REALTIME) + GATHER_NS;
 
 				until = (struct timespec){t / 1000000000, t % 1000000000};
 			}
-			gathered = pthread_cond_timedwait(&sv->qcv, &sv->qmu, &until) != 0;
+			atomic_fetch_add(&sv->gathering, 1);
+			if (atomic_load(&sv->on_way))
+				gathered = pthread_cond_timedwait(&sv->gcv, &sv->qmu, &until) != 0;
+			atomic_fetch_sub(&sv->gathering, 1);
 			continue;
 		}
 		struct batch *list = sv->queue;
@@ -905,15 +916,10 @@ int service_ingest(struct service *sv, const struct ingest_req *req, struct prof
 	if (rc == 0) {
 		bool pushing = true;
 
-		pthread_mutex_lock(&sv->qmu);
-		sv->encoding++;
-		pthread_mutex_unlock(&sv->qmu);
+		atomic_fetch_add(&sv->on_way, 1);
 		rc = ingest_mapped(sv, &mapped, renamed, p, &pushing, err);
-		if (pushing) { /* it did not reach the commit (only this thread writes it) */
-			pthread_mutex_lock(&sv->qmu);
-			encoding_done(sv, &pushing);
-			pthread_mutex_unlock(&sv->qmu);
-		}
+		if (pushing) /* it did not reach the commit */
+			on_way_done(sv, false);
 	}
 	return rc;
 }

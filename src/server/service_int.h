@@ -14,6 +14,7 @@
  */
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -52,15 +53,15 @@ struct service {
 	size_t napps, alloc_apps;
 	/*
 	 * Group commit: pushes waiting for a transaction, and whether one
-	 * runs; encoding: the pushes in service_ingest() not queued yet,
-	 * and reading those being read (service_push_reading()), which a
-	 * push about to commit waits for (a little) to join it.
+	 * runs; on_way: the pushes being read (service_push_reading()) or in
+	 * service_ingest() and not queued yet, which a push about to commit
+	 * waits for (a little, on gcv, counted in gathering) to join it.
 	 */
 	pthread_mutex_t qmu;
-	pthread_cond_t qcv;
+	pthread_cond_t qcv, gcv;
 	struct batch *queue;
 	bool committing;
-	size_t encoding, reading;
+	_Atomic size_t on_way, gathering;
 	bool degraded; /* read-only for a full disk (cmu) */
 	/* Rollup windows that failed, skipped until a push changes them (the roller's own). */
 	struct bad_window *bad;
