@@ -28,6 +28,8 @@ typedef struct pbd_value_type PbValueType;
 #define PB_ALLOC_MAX	 ((size_t)4 << 30)
 #define FRAME_BUDGET_MIN ((size_t)1 << 20)
 
+#define LABEL_CACHE 16 /* a power of 2 */
+
 /* An index from pprof ids (nonzero, unique uint64) to array positions. */
 struct idmap {
 	uint32_t *dense; /* dense[id - 1] = position + 1, when every id is small */
@@ -78,6 +80,16 @@ struct pprof_reader {
 	size_t stack_alloc;
 	struct label *labels;
 	size_t labels_alloc;
+	/*
+	 * The label sets of earlier samples by their labels as decoded
+	 * (string indexes and numbers): a push's samples mostly repeat a few
+	 * sets (threads, endpoints), each then converted, checked and
+	 * interned once.  Direct-mapped; ls NULL: empty.
+	 */
+	struct label_cache {
+		const struct pbd_label *ls;
+		uint32_t n, set;
+	} lcache[LABEL_CACHE];
 	uint64_t *ids; /* a packed sample's location ids, decoded */
 	size_t ids_alloc;
 };
@@ -504,11 +516,27 @@ static int sample_stack(struct pprof_reader *r, size_t i, size_t *depth)
 	return 0;
 }
 
+/* The slot of labels LS[0..N) in the reader's label cache. */
+static struct label_cache *label_slot(struct pprof_reader *r, const struct pbd_label *ls, size_t n)
+{
+	uint64_t h = n;
+
+	for (size_t j = 0; j < n; j++)
+		h = (h ^ (uint64_t)ls[j].key) * 0xff51afd7ed558ccdULL ^ (uint64_t)ls[j].str ^
+		    (uint64_t)ls[j].num << 17 ^ (uint64_t)ls[j].num_unit << 41;
+	return &r->lcache[hash_u64(h) & (LABEL_CACHE - 1)];
+}
+
 static int sample_labels(struct pprof_reader *r, size_t i, uint32_t *set)
 {
 	const PbSample *s = &r->pb->sample[i];
 	const struct pbd_label *ls = pbd_labels(r->pb, s);
+	struct label_cache *c = s->n_label ? label_slot(r, ls, s->n_label) : NULL;
 
+	if (c && c->ls && c->n == s->n_label && !memcmp(c->ls, ls, s->n_label * sizeof(*ls))) {
+		*set = c->set;
+		return 0;
+	}
 	if (ALLOC_TRY_GROW(r->labels, s->n_label, r->labels_alloc) < 0)
 		return nomem(r);
 	for (size_t j = 0; j < s->n_label; j++) {
@@ -527,6 +555,8 @@ static int sample_labels(struct pprof_reader *r, size_t i, uint32_t *set)
 		out->unit = l->str ? 0 : str_id(r, l->num_unit);
 	}
 	*set = profile_intern_labels(r->p, r->labels, s->n_label);
+	if (c && !profile_failed(r->p))
+		*c = (struct label_cache){ls, (uint32_t)s->n_label, *set};
 	return 0;
 }
 
@@ -559,8 +589,9 @@ static bool same_stack(const PbProfile *pb, const PbSample *a, const PbSample *b
 		       a->n_location_id * sizeof(uint64_t));
 }
 
-static uint32_t *stack_slot_find(struct stack_slot *t, size_t mask, const PbProfile *pb, size_t i,
-				 uint64_t h, struct stack_slot **empty)
+/* The slot of sample i's stack (hash h), or NULL and the empty slot for it in *empty. */
+static struct stack_slot *stack_slot_find(struct stack_slot *t, size_t mask, const PbProfile *pb,
+					  size_t i, uint64_t h, struct stack_slot **empty)
 {
 	const PbSample *s = &pb->sample[i];
 
@@ -574,7 +605,7 @@ static uint32_t *stack_slot_find(struct stack_slot *t, size_t mask, const PbProf
 		}
 		o = &pb->sample[e->sample - 1];
 		if (e->hash == h && same_stack(pb, o, s))
-			return &e->node;
+			return e;
 	}
 }
 
@@ -598,25 +629,52 @@ static uint64_t hash_ids(const uint64_t *ids, size_t n)
 	return hash_u64(a ^ (b >> 29 | b << 35));
 }
 
-static int sample_node(struct pprof_reader *r, struct stack_slot *t, size_t mask, size_t i,
-		       uint32_t *node)
+/* The hash of sample i's stack, for the table above. */
+static uint64_t stack_hash(const PbProfile *pb, const PbSample *s)
 {
-	const PbSample *s = &r->pb->sample[i];
-	uint64_t h = s->loc_raw ? hash_bytes(s->loc_raw, s->loc_raw_len, 1)
-				: hash_ids(pbd_sample_ids(r->pb, s, NULL), s->n_location_id);
-	struct stack_slot *empty = NULL;
-	uint32_t *known = stack_slot_find(t, mask, r->pb, i, h, &empty);
+	return s->loc_raw ? hash_bytes(s->loc_raw, s->loc_raw_len, 1)
+			  : hash_ids(pbd_sample_ids(pb, s, NULL), s->n_location_id);
+}
+
+/*
+ * First pass over the samples: each one's slot in the table (its stack's
+ * first sample holds the slot), and the location ids of the distinct
+ * stacks, in *ids: the tree has about that many nodes (fewer where stacks
+ * share a prefix, more where locations are inlined), so that room is made
+ * once, not by doubling and copying as the stacks come.
+ */
+static void stack_slots(const PbProfile *pb, struct stack_slot *t, size_t mask, uint32_t *slot_of,
+			size_t *ids)
+{
+	for (size_t i = 0; i < pb->n_sample; i++) {
+		const PbSample *s = &pb->sample[i];
+		uint64_t h = stack_hash(pb, s);
+		struct stack_slot *empty = NULL;
+		struct stack_slot *known = stack_slot_find(t, mask, pb, i, h, &empty);
+
+		if (known) {
+			slot_of[i] = (uint32_t)(known - t);
+			continue;
+		}
+		*empty = (struct stack_slot){h, (uint32_t)i + 1, 0};
+		slot_of[i] = (uint32_t)(empty - t);
+		*ids += s->n_location_id;
+	}
+}
+
+/* The node of sample i: its stack's, built at the stack's first sample. */
+static int sample_node(struct pprof_reader *r, struct stack_slot *e, size_t i, uint32_t *node)
+{
 	size_t depth = 0;
 	int rc;
 
-	if (known) {
-		*node = *known;
+	if (e->sample != i + 1) {
+		*node = e->node;
 		return 0;
 	}
 	if ((rc = sample_stack(r, i, &depth)))
 		return rc;
-	*node = profile_stack(r->p, r->stack, depth);
-	*empty = (struct stack_slot){h, (uint32_t)i + 1, *node};
+	*node = e->node = profile_stack(r->p, r->stack, depth);
 	return 0;
 }
 
@@ -640,8 +698,10 @@ static bool sum_magnitudes(int64_t *sum, const int64_t *v, uint32_t n)
 static int read_samples(struct pprof_reader *r)
 {
 	const PbProfile *pb = r->pb;
-	size_t size = 16, mask;
+	size_t size = 16, mask, ids = 0;
 	struct stack_slot *t;
+	uint32_t *slot_of;
+	struct profile_counts n = {0};
 	int64_t sum[PPROF_MAX_TYPES] = {0};
 	int rc = 0;
 
@@ -649,8 +709,15 @@ static int read_samples(struct pprof_reader *r)
 		size <<= 1;
 	mask = size - 1;
 	t = calloc(size, sizeof(*t));
-	if (!t)
+	slot_of = alloc_array(NULL, pb->n_sample + 1, sizeof(*slot_of));
+	if (!t || !slot_of) {
+		free(t);
+		free(slot_of);
 		return nomem(r);
+	}
+	stack_slots(pb, t, mask, slot_of, &ids);
+	n.nodes = (uint32_t)MIN(ids, UINT32_MAX / 2);
+	profile_reserve(r->p, &n);
 	for (size_t i = 0; i < pb->n_sample && rc == 0; i++) {
 		const PbSample *s = &pb->sample[i];
 		uint32_t labels = 0, node;
@@ -672,7 +739,7 @@ static int read_samples(struct pprof_reader *r)
 			rc = error_set(r->err, ERR_LIMIT,
 				       "%s: sample %zu: sum of values overflows 64 bits", r->name,
 				       i);
-		else if ((rc = sample_node(r, t, mask, i, &node)) == 0 &&
+		else if ((rc = sample_node(r, &t[slot_of[i]], i, &node)) == 0 &&
 			 (rc = sample_labels(r, i, &labels)) == 0 &&
 			 (rc = profile_add_sample(r->p, node, labels, pbd_values(pb, s))))
 			rc = rc == ERR_NOMEM
@@ -682,6 +749,7 @@ static int read_samples(struct pprof_reader *r)
 						 r->name, i);
 	}
 	free(t);
+	free(slot_of);
 	return rc;
 }
 

@@ -163,6 +163,7 @@ enum MHD_Result on_ingest(struct server *s, struct MHD_Connection *c, struct req
 	if (!name)
 		return push_error(s, c, rq,
 				  &(struct error){ERR_FORMAT, "name: missing (app.cpu{k=v})"});
+	service_push_reading(s->sv, true);
 	rc = ingest_name_parse(name, &se, &renamed, &err);
 	if (rc == 0)
 		request_app(rq, se->app, -1);
@@ -200,6 +201,7 @@ enum MHD_Result on_ingest(struct server *s, struct MHD_Connection *c, struct req
 		rc = set_units(p, arg(c, "units"), &err);
 	if (rc == 0 && profile_failed(p))
 		rc = error_set(&err, ERR_NOMEM, "units: out of memory");
+	service_push_reading(s->sv, false);
 	if (rc == 0) {
 		req = (struct ingest_req){se->app,     f == FMT_PPROF ? NULL : se->type,
 					  names,       se->labels,
@@ -261,6 +263,7 @@ enum MHD_Result on_profiles(struct server *s, struct MHD_Connection *c, struct r
 	struct ingest_req req = {0};
 	int rc = 0;
 
+	service_push_reading(s->sv, true);
 	if (!app || !*app)
 		rc = error_set(&err, ERR_FORMAT, "app: missing");
 	request_app(rq, app, -1);
@@ -272,6 +275,7 @@ enum MHD_Result on_profiles(struct server *s, struct MHD_Connection *c, struct r
 	if (rc == 0)
 		rc = read_body(s, "body", rq->body.buf ? rq->body.buf : "", rq->body.len, FMT_PPROF,
 			       &p, &err);
+	service_push_reading(s->sv, false);
 	if (rc == 0) {
 		req.app = app;
 		req.labels = la.v;

@@ -332,6 +332,7 @@ int service_open(struct store *st, const struct service_config *cfg, struct serv
 	pthread_mutex_init(&sv->cmu, NULL);
 	pthread_mutex_init(&sv->qmu, NULL);
 	pthread_cond_init(&sv->qcv, NULL);
+	pthread_cond_init(&sv->gcv, NULL);
 	rc = st->be->series_each(st, load_series, sv, err);
 	if (rc == ERR_NOMEM && !err->code)
 		svc_nomem(err, "series index");
@@ -374,6 +375,7 @@ void service_close(struct service *sv)
 	pthread_mutex_destroy(&sv->cmu);
 	pthread_mutex_destroy(&sv->qmu);
 	pthread_cond_destroy(&sv->qcv);
+	pthread_cond_destroy(&sv->gcv);
 	free(sv);
 }
 

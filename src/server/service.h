@@ -90,6 +90,13 @@ struct ingest_req {
 };
 int service_ingest(struct service *sv, const struct ingest_req *req, struct profile *p,
 		   struct error *err);
+/*
+ * A push is being read (its body inflated and parsed) and will reach
+ * service_ingest() unless it fails: from service_push_reading(sv, true)
+ * to service_push_reading(sv, false), called in pairs, a push about to
+ * commit waits (a little) for it to join its transaction.
+ */
+void service_push_reading(struct service *sv, bool reading);
 
 /*
  * The merged profile of every series SEL selects over [from, until)

@@ -14,6 +14,7 @@
  */
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -68,11 +69,17 @@ struct service {
 	size_t wide_at, wide_n;
 	struct app_count *apps; /* series per app, by name */
 	size_t napps, alloc_apps;
-	/* Group commit: pushes waiting for a transaction, and whether one runs. */
+	/*
+	 * Group commit: pushes waiting for a transaction, and whether one
+	 * runs; on_way: the pushes being read (service_push_reading()) or in
+	 * service_ingest() and not queued yet, which a push about to commit
+	 * waits for (a little, on gcv, counted in gathering) to join it.
+	 */
 	pthread_mutex_t qmu;
-	pthread_cond_t qcv;
+	pthread_cond_t qcv, gcv;
 	struct batch *queue;
 	bool committing;
+	_Atomic size_t on_way, gathering;
 	bool degraded; /* read-only for a full disk (cmu) */
 	/* Fleets by app and type (each allocated alone: series point at them). */
 	struct ix_fleet **fleets;

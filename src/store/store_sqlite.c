@@ -184,7 +184,7 @@ int sq_conn_open(struct conn *c, const char *path, bool fsync, bool writer, stru
 {
 	int flags = writer ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
 	char *msg = NULL;
-	char pragmas[320];
+	char pragmas[400];
 
 	memset(c, 0, sizeof(*c));
 	if (sqlite3_open_v2(path, &c->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
@@ -200,10 +200,11 @@ int sq_conn_open(struct conn *c, const char *path, bool fsync, bool writer, stru
 	 * could not run on a full disk.
 	 */
 	snprintf(pragmas, sizeof(pragmas),
-		 "%sPRAGMA journal_mode=WAL; PRAGMA synchronous=%s; PRAGMA foreign_keys=OFF;"
-		 " PRAGMA wal_autocheckpoint=%d;",
+		 "PRAGMA page_size=%d; %sPRAGMA journal_mode=WAL; PRAGMA synchronous=%s;"
+		 " PRAGMA foreign_keys=OFF; PRAGMA wal_autocheckpoint=%d;",
+		 DB_PAGE_SIZE,
 		 writer ? "PRAGMA auto_vacuum=INCREMENTAL; PRAGMA secure_delete=FAST; " : "",
-		 fsync ? "FULL" : "NORMAL", WAL_AUTOCHECKPOINT);
+		 fsync ? "FULL" : "NORMAL", WAL_AUTOCHECKPOINT_BYTES / DB_PAGE_SIZE);
 	if (writer && (sqlite3_exec(c->db, pragmas, NULL, NULL, &msg) != SQLITE_OK ||
 		       sqlite3_exec(c->db, schema_sql, NULL, NULL, &msg) != SQLITE_OK)) {
 		error_set(err, db_full(c->db) ? ERR_NOSPACE : ERR_IO, "store: %s: %s", path,

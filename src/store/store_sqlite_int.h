@@ -16,8 +16,23 @@
 
 #define READERS_MAX 8
 
-/* Pages of WAL before a commit checkpoints by itself: sq_maintain() normally does it first. */
-#define WAL_AUTOCHECKPOINT 16384
+/*
+ * The page size of a new store (an existing one keeps its own; build with
+ * -DDB_PAGE_SIZE=N to try another).  A push's blob (9-18 KiB after zstd)
+ * sits on a chain of overflow pages, each a WAL frame of two pwrite calls
+ * at the commit and copied again at the checkpoint.  Measured (issue 16,
+ * bench/README.md): 8 and 16 KiB pages halve those calls (46 to 37 and
+ * 22 per push) but every commit also writes its dirty index and table
+ * leaves whole, 1.4x and 2.2x the bytes written per push, and the
+ * server's CPU per push did not move beyond the noise of interleaved
+ * runs (0.9-1.1x): SQLite's 4 KiB stays.
+ */
+#ifndef DB_PAGE_SIZE
+#define DB_PAGE_SIZE 4096
+#endif
+
+/* Bytes of WAL before a commit checkpoints by itself: sq_maintain() normally does it first. */
+#define WAL_AUTOCHECKPOINT_BYTES (64 << 20)
 
 /*
  * DIR/plateau.reserve (store_sqlite_reserve()): room held back for a full

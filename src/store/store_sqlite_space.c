@@ -21,19 +21,33 @@
 
 /* ---- retention and statistics ---- */
 
-/* Pages the vacuum gives back per transaction: the WAL grows by about that much at a time. */
-#define VACUUM_CHUNK 256
+/* Bytes the vacuum gives back per transaction: the WAL grows by about that much at a time. */
+#define VACUUM_CHUNK_BYTES (1 << 20)
 
-static int64_t freelist_pages(struct conn *c)
+/* The integer a PRAGMA without arguments returns, or 0. */
+static int64_t pragma_int(struct conn *c, const char *sql)
 {
 	sqlite3_stmt *q = NULL;
 	int64_t n = 0;
 
-	if (sqlite3_prepare_v2(c->db, "PRAGMA freelist_count", -1, &q, NULL) == SQLITE_OK &&
+	if (sqlite3_prepare_v2(c->db, sql, -1, &q, NULL) == SQLITE_OK &&
 	    sqlite3_step(q) == SQLITE_ROW)
 		n = sqlite3_column_int64(q, 0);
 	sqlite3_finalize(q);
 	return n;
+}
+
+static int64_t freelist_pages(struct conn *c)
+{
+	return pragma_int(c, "PRAGMA freelist_count");
+}
+
+/* The database's page size (DB_PAGE_SIZE for a new store; an older one keeps its own). */
+static int64_t page_bytes(struct conn *c)
+{
+	int64_t n = pragma_int(c, "PRAGMA page_size");
+
+	return n > 0 ? n : 4096;
 }
 
 /*
@@ -44,10 +58,11 @@ static int64_t freelist_pages(struct conn *c)
  */
 static void give_back(struct conn *c)
 {
-	int64_t chunks = (freelist_pages(c) + VACUUM_CHUNK - 1) / VACUUM_CHUNK;
+	int64_t chunk = VACUUM_CHUNK_BYTES / page_bytes(c);
+	int64_t chunks = (freelist_pages(c) + chunk - 1) / chunk;
 	char sql[64];
 
-	snprintf(sql, sizeof(sql), "PRAGMA incremental_vacuum(%d)", VACUUM_CHUNK);
+	snprintf(sql, sizeof(sql), "PRAGMA incremental_vacuum(%lld)", (long long)chunk);
 	for (int64_t i = 0; i < chunks; i++)
 		if (sqlite3_exec(c->db, sql, NULL, NULL, NULL) != SQLITE_OK ||
 		    sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL,
@@ -177,15 +192,15 @@ int sq_maintain(struct store *st, struct error *err)
 
 /* ---- a full disk ---- */
 
-/* The writer's WAL bounds for the reserve: checkpoint every quarter of it (4 KiB pages). */
+/* The writer's WAL bounds for the reserve: checkpoint every quarter of it. */
 int sq_wal_pragmas(struct sqlite_store *s, struct error *err)
 {
-	int64_t r = s->reserve_bytes;
+	int64_t r = s->reserve_bytes, page = page_bytes(&s->writer);
 	char sql[128];
 
 	snprintf(sql, sizeof(sql),
 		 "PRAGMA wal_autocheckpoint=%lld; PRAGMA journal_size_limit=%lld;",
-		 r ? (long long)(r / 4 / 4096) : (long long)WAL_AUTOCHECKPOINT,
+		 (long long)((r ? r / 4 : WAL_AUTOCHECKPOINT_BYTES) / page),
 		 r ? (long long)(r / 4) : -1LL);
 	return sq_exec(&s->writer, sql, err);
 }
