@@ -125,7 +125,8 @@ static int add_stale(int64_t series, int level, int64_t t0, int64_t gen, void *a
 	return 0;
 }
 
-static void roll_level(struct store *s, int level)
+/* Roll the stale windows of LEVEL of series ID (0: every series) as the server's roller does. */
+static void roll_level_of(struct store *s, int64_t id, int level)
 {
 	struct stale_list *l = calloc(1, sizeof(*l));
 	struct error err = ERROR_INIT;
@@ -136,7 +137,7 @@ static void roll_level(struct store *s, int level)
 		struct got g;
 		struct store_row r;
 
-		if (l->level[i] != level)
+		if (l->level[i] != level || (id && l->series[i] != id))
 			continue;
 		plan(s, l->series[i], level - 1, l->t0[i], l->t0[i] + store_level_ns[level], &g);
 		r = (struct store_row){.series = l->series[i],
@@ -151,31 +152,9 @@ static void roll_level(struct store *s, int level)
 	free(l);
 }
 
-/* As roll_level, for the windows of series ID alone. */
-static void roll_level_of(struct store *s, int64_t id, int level)
+static void roll_level(struct store *s, int level)
 {
-	struct stale_list *l = calloc(1, sizeof(*l));
-	struct error err = ERROR_INIT;
-
-	assert_non_null(l);
-	assert_int_equal(s->be->stale_each(s, level, 256, false, add_stale, l, &err), 0);
-	for (size_t i = 0; i < l->n; i++) {
-		struct got g;
-		struct store_row r;
-
-		if (l->level[i] != level || l->series[i] != id)
-			continue;
-		plan(s, id, level - 1, l->t0[i], l->t0[i] + store_level_ns[level], &g);
-		r = (struct store_row){.series = id,
-				       .level = level,
-				       .t0 = l->t0[i],
-				       .t1 = l->t0[i] + store_level_ns[level],
-				       .samples = g.samples,
-				       .blob = g.text,
-				       .len = strlen(g.text)};
-		assert_int_equal(s->be->put_rollup(s, &r, l->gen[i], &err), 0);
-	}
-	free(l);
+	roll_level_of(s, 0, level);
 }
 
 static size_t count_stale(struct store *s)
