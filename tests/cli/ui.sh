@@ -39,6 +39,9 @@ main;other;zeta 7
 main;alpha 3
 EOF
 check "views page written" "$PLATEAU" convert -o "$TMP/views.html" "$TMP/views.folded"
+# A flame chart (--flamechart keeps the input order): "run" and "init" come back.
+printf '%s\n' 'main;init;load 5' 'main;run;step 3' 'main;init 2' 'main;run;step 4' 'main;run;io 2' >"$TMP/chart.folded"
+check "flame chart page written" "$PLATEAU" flamegraph --format html --flamechart -o "$TMP/chart.html" "$TMP/chart.folded"
 python3 "$UI/gen-profile.py" 200000 >"$TMP/big.folded"
 check "200,000-frame page written" "$PLATEAU" convert -o "$TMP/big.html" "$TMP/big.folded"
 

@@ -7,7 +7,8 @@
 // recording), diff.html, hostile.html (+ hostile.folded), big.html +
 // big.folded (200,000 frames), views.html + views.folded (C++ and Rust
 // names, recursion: names, table, sandwich, left-heavy, keys).  Screenshots
-// of each view go to $SHOTS (default DIR/shots).  Prints one "ok - ..." or "not ok - ..."
+// of each view go to $SHOTS (default DIR/shots); chart.html + chart.folded
+// (flamegraph --flamechart: the flame chart).  Prints one "ok - ..." or "not ok - ..."
 // line per check and "# ..." notes (timings are printed, never asserted).
 import { mkdirSync, readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
@@ -658,6 +659,55 @@ async function testViews(browser) {
 	await context.close();
 }
 
+/*
+ * The frames at depth d of a flame chart of folded lines in input order:
+ * a line's frame continues the previous line's when their stacks agree up
+ * to d, else a new frame starts.
+ */
+function chartFrames(stacks, d) {
+	const out = [];
+	let x = 0, prev = null;
+	for (const [frames, n] of stacks) {
+		const key = frames.length >= d ? frames.slice(0, d).join(';') : null;
+		if (key !== null && key === prev)
+			out[out.length - 1].w += n;
+		else if (key !== null)
+			out.push({ name: frames[d - 1], x: x, w: n });
+		prev = key;
+		x += n;
+	}
+	return out;
+}
+
+async function testChart(browser) {
+	let { page, context, log } = await open(browser, 'small.html');
+	ok(await page.$eval('[data-role=flame-chart]', (b) => b.hidden), 'chart: no flame chart button without time order');
+	await context.close();
+	({ page, context, log } = await open(browser, 'chart.html'));
+	checkClean(log, 'chart');
+	const stacks = readFolded(join(DIR, 'chart.folded'));
+	ok(!(await page.$eval('[data-role=flame-chart]', (b) => b.hidden)), 'chart: --flamechart data offers the flame chart');
+	await page.click('[data-role=flame-chart]');
+	await afterFrame(page);
+	const st = await state(page);
+	let same = st.chart === true;
+	const detail = [];
+	for (let d = 1; d <= 3; d++) {
+		const got = (await viewer(page, 'frames', d)).map((f) => ({ name: f.name, x: f.x, w: f.w }));
+		const want = chartFrames(stacks, d);
+		if (JSON.stringify(got) !== JSON.stringify(want)) {
+			same = false;
+			detail.push(JSON.stringify(got), JSON.stringify(want));
+		}
+	}
+	ok(same, 'chart: frames in input order, merged only with their neighbours', detail.join('\n'));
+	await page.screenshot({ path: join(SHOTS, 'flame-chart.png') });
+	await page.click('[data-role=flame-chart]');
+	const merged = (await viewer(page, 'frames', 2)).map((f) => f.name);
+	ok(merged.join() === 'init,run', 'chart: the toggle returns to the merged graph', merged.join());
+	await context.close();
+}
+
 /* Dark mode and a 4K screen. */
 async function testScreens(browser) {
 	let { page, context, log } = await open(browser, 'small.html', { colorScheme: 'dark' });
@@ -701,7 +751,7 @@ const browser = await chromium.launch({
 	],
 });
 try {
-	for (const t of [testSmall, testComponent, testViews, testScreens, testDiff, testHostile, testBig]) {
+	for (const t of [testSmall, testComponent, testViews, testChart, testScreens, testDiff, testHostile, testBig]) {
 		try {
 			await t(browser);
 		} catch (e) {

@@ -117,6 +117,7 @@
 <button type="button" data-role="mode-flame" title="Flame graph: root at the bottom">Flame graph</button>
 <button type="button" data-role="mode-icicle" title="Icicle graph: root at the top">Icicle</button>
 <button type="button" data-role="left-heavy" aria-pressed="false" title="Sort children by total, largest first">Left-heavy</button>
+<button type="button" data-role="flame-chart" aria-pressed="false" hidden title="Flame chart: frames in time order (the profile kept its order)">Flame chart</button>
 <button type="button" data-role="full-names" aria-pressed="false" title="Show full names: parameter lists and template arguments">Full names</button>
 <button type="button" data-role="reset" title="Reset zoom and search (Esc)">Reset</button>
 <input type="search" data-role="search" placeholder="Search (regular expression), / or Ctrl-F" spellcheck="false" autocomplete="off" aria-label="Search by regular expression">
@@ -1224,6 +1225,9 @@
 		const T_PREP = performance.now();
 		const TOTAL = orig.total;
 		let leftHeavy = !!keep.leftHeavy, fullNames = !!keep.fullNames, leftModel = null;
+		/* A flame chart needs the time-ordered frames: data.chart (--flamechart). */
+		const HAS_CHART = Array.isArray(D.chart) && !DIFF;
+		let chart = HAS_CHART && !!keep.chart, chartModel = null;
 		let sandwich = null; /* { f, callers: Graph, callees: Graph } */
 
 		/* What the graphs share through v: names, search state, tooltip. */
@@ -1319,6 +1323,11 @@
 		/* ---- the main graph ---- */
 
 		function mainModel() {
+			if (chart) {
+				if (!chartModel)
+					chartModel = decode(D.chart, null);
+				return chartModel;
+			}
 			if (!leftHeavy)
 				return orig;
 			if (!leftModel)
@@ -1602,7 +1611,8 @@
 			$('sandbar').hidden = true;
 			$('main').hidden = false;
 			$('crumbrow').hidden = false;
-			$('mode-flame').disabled = $('mode-icicle').disabled = $('left-heavy').disabled = false;
+			$('mode-flame').disabled = $('mode-icicle').disabled = false;
+			$('left-heavy').disabled = chart;
 			main.relayout();
 		}
 
@@ -1690,6 +1700,14 @@
 			main.setMode(main.state().mode === 'flame');
 		}
 
+		function setChart(on) {
+			chart = on;
+			$('flame-chart').setAttribute('aria-pressed', String(on));
+			$('left-heavy').disabled = on;
+			main.setModel(mainModel());
+			main.setMode(main.state().mode === 'flame');
+		}
+
 		function setFullNames(on) {
 			fullNames = on;
 			$('full-names').setAttribute('aria-pressed', String(on));
@@ -1761,6 +1779,7 @@
 			listen($('mode-icicle'), 'click', () => setMode(false));
 			listen($('left-heavy'), 'click', () => setLeftHeavy(!leftHeavy));
 			listen($('full-names'), 'click', () => setFullNames(!fullNames));
+			listen($('flame-chart'), 'click', () => setChart(!chart));
 			listen($('reset'), 'click', reset);
 			listen($('sandwich-back'), 'click', () => closeSandwich(false));
 			listen($('search'), 'input', scheduleSearch);
@@ -1805,12 +1824,13 @@
 
 		const self = {
 			root: root,
-			mode: () => ({ flame: main.state().mode === 'flame', leftHeavy: leftHeavy, fullNames: fullNames }),
+			mode: () => ({ flame: main.state().mode === 'flame', leftHeavy: leftHeavy, fullNames: fullNames, chart: chart }),
 			state: function () {
 				const st = main.state();
 				st.view = sandwich ? 'sandwich' : 'graph';
 				st.sandwich = sandwich ? names[sandwich.f] : null;
 				st.leftHeavy = leftHeavy;
+				st.chart = chart;
 				st.fullNames = fullNames;
 				st.matchedShare = matchedShare;
 				st.tableReady = tableReady;
@@ -1871,6 +1891,9 @@
 		}
 		$('left-heavy').setAttribute('aria-pressed', String(leftHeavy));
 		$('full-names').setAttribute('aria-pressed', String(fullNames));
+		$('flame-chart').hidden = !HAS_CHART;
+		$('flame-chart').setAttribute('aria-pressed', String(chart));
+		$('left-heavy').disabled = chart;
 		bind();
 		sortTable();
 		setMode(main.state().mode === 'flame');
