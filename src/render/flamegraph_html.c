@@ -2,6 +2,7 @@
 #include "util/common.h"
 #include "util/strbuf.h"
 #include "render/flamegraph.h"
+#include "render/flamegraph_int.h"
 #include "format/format.h"
 #include "profile/stats.h"
 
@@ -17,7 +18,10 @@
  * by name and packed from their parent's left edge, so every level is
  * sorted by x.  A differential profile adds [base total, base self,
  * significant] to each tuple; its width is the "new" side, as in
- * flamegraph.pl.  See doc/viewer.md for the page itself.
+ * flamegraph.pl.  With --flamechart (and not a diff) the data also has
+ * "chart": the same tuples for the frames in input order (x is time,
+ * frames merged only with their neighbours), from flamegraph_layout.c.
+ * See doc/viewer.md for the page itself.
  */
 
 extern const char asset_viewer_html[];
@@ -339,6 +343,65 @@ static int levels_write(struct html_writer *w)
 	return rc;
 }
 
+static int chart_frame_cmp(const void *a, const void *b)
+{
+	const struct flame_frame *x = a, *y = b;
+
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* One frame of the chart: its name (the root's is "all") into the names table. */
+static uint32_t chart_name(struct html_writer *w, const struct flame_frame *f)
+{
+	const struct profile *p = w->p;
+
+	if (!f->depth)
+		return names_get(w, ROOT_NAME);
+	return names_get(w, p->frames[p->nodes[f->node].frame].name);
+}
+
+/*
+ * --flamechart: "chart", the time-ordered layout's frames per depth in x
+ * order.  The layout's self value of a frame is its delta (no base).
+ */
+static int chart_write(struct html_writer *w, struct error *err)
+{
+	struct flame_options o = *w->o;
+	struct flame_layout l;
+	size_t i = 0;
+	int rc;
+
+	o.reverse = false; /* the layout must keep w->p's string ids */
+	o.total = 0;
+	if (!o.minwidth_pct)
+		o.minwidth = 0;
+	if ((rc = flame_layout_build(&l, w->p, &o, err)))
+		return rc;
+	qsort(l.frames, l.nr, sizeof(*l.frames), chart_frame_cmp);
+	strbuf_addstr(&w->sb, ",\"chart\":[");
+	for (uint32_t d = 0; i < l.nr; d++) {
+		int64_t end = 0;
+
+		strbuf_addstr(&w->sb, d ? ",\n[" : "\n[");
+		for (size_t first = i; i < l.nr && l.frames[i].depth == d; i++) {
+			const struct flame_frame *f = &l.frames[i];
+			uint32_t idx = chart_name(w, f);
+
+			w->name_flags[idx] |= f->flags & ~FLAME_WAKER;
+			strbuf_addf(&w->sb, "%s%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRIu32,
+				    i > first ? "," : "", f->start - end, f->value, f->delta, idx);
+			end = f->start + f->value;
+			writer_flush(w, FLUSH_AT);
+		}
+		strbuf_addch(&w->sb, ']');
+	}
+	strbuf_addch(&w->sb, ']');
+	flame_layout_release(&l);
+	return writer_flush(w, FLUSH_AT);
+}
+
 /* The per-function table: [name, self, total] (+ [base self, base total]). */
 static int functions_write(struct html_writer *w)
 {
@@ -435,10 +498,14 @@ static void header_write(struct html_writer *w)
 	}
 }
 
-static int data_write(struct html_writer *w)
+static int data_write(struct html_writer *w, struct error *err)
 {
 	header_write(w);
-	if (levels_write(w) || functions_write(w) || names_write(w))
+	if (levels_write(w))
+		return -1;
+	if (w->o->flamechart && !w->diff && chart_write(w, err))
+		return -1;
+	if (functions_write(w) || names_write(w))
 		return -1;
 	strbuf_addstr(&w->sb, "}");
 	return writer_flush(w, 0);
@@ -474,7 +541,7 @@ static int page_write(struct html_writer *w, struct error *err)
 			strbuf_add_xml(&w->sb, title, strlen(title));
 			rc = writer_flush(w, 0);
 		} else {
-			rc = i == 1 ? data_write(w)
+			rc = i == 1 ? data_write(w, err)
 				    : chunk_write(w, asset_viewer_js, asset_viewer_js_len);
 		}
 		if (rc)

@@ -87,6 +87,36 @@ static void test_levels_and_offsets(void **state)
 	profile_free(p);
 }
 
+static void test_flamechart_keeps_order(void **state)
+{
+	struct read_options ro = {.keep_order = true};
+	struct error err = ERROR_INIT;
+	const char *text = "init;load 5\nrun 3\ninit 2\n";
+	struct flame_options o;
+	struct profile *p = NULL;
+	struct input in;
+	char *page, *json;
+
+	(void)state;
+	assert_int_equal(input_from_buf(&in, "t.folded", text, strlen(text), 1 << 20, &err), 0);
+	assert_int_equal(folded_read(&in, &ro, &p, &err), 0);
+	input_close(&in);
+	flame_options_init(&o);
+	o.type = p->default_type;
+	o.flamechart = true;
+	page = page_of(p, &o);
+	json = data_of(page);
+	/* "init" twice, apart in time: two boxes in the chart, one in the levels. */
+	assert_field(json, "levels", "[\n[0,10,0,0],\n[0,7,2,1,0,3,3,2],\n[0,5,5,3]]");
+	assert_field(json, "chart", "[\n[0,10,0,0],\n[0,5,0,1,0,3,3,2,0,2,2,1],\n[0,5,5,3]]");
+	free(page);
+	o.flamechart = false;
+	page = page_of(p, &o);
+	assert_null(strstr(data_of(page), "\"chart\""));
+	free(page);
+	profile_free(p);
+}
+
 static void test_siblings_merged_by_name(void **state)
 {
 	struct profile *p = profile_new();
@@ -280,6 +310,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_levels_and_offsets),
+		cmocka_unit_test(test_flamechart_keeps_order),
 		cmocka_unit_test(test_siblings_merged_by_name),
 		cmocka_unit_test(test_children_sorted_bytewise),
 		cmocka_unit_test(test_recursion_counted_once),
