@@ -361,6 +361,16 @@ struct profile *profile_prune(const struct profile *p, uint32_t type, double min
 struct profile *profile_truncate(const struct profile *p, uint32_t type, uint32_t max_nodes,
 				 struct error *err);
 
+/* What profile_truncate folded into "other": nodes of p and their value of type. */
+struct truncate_stats {
+	uint32_t nodes;
+	int64_t value;
+};
+
+/* profile_truncate, and what it folded into *st (not NULL). */
+struct profile *profile_truncate_stats(const struct profile *p, uint32_t type, uint32_t max_nodes,
+				       struct truncate_stats *st, struct error *err);
+
 /*
  * True when a and b hold the same content whatever their ids: types,
  * period, times, profile labels, comments, frames and tree shape, samples

@@ -522,7 +522,8 @@ static bool *select_heaviest(const struct profile *p, const int64_t *total, uint
 }
 
 /* Add p's samples to dst, each at the node target gives (an "other" when not kept). */
-static int add_truncated(struct idmap *m, const bool *keep, struct error *err)
+static int add_truncated(struct idmap *m, const bool *keep, uint32_t type,
+			 struct truncate_stats *st, struct error *err)
 {
 	const struct profile *p = m->src;
 	uint32_t *anchor = alloc_array(NULL, p->nr_nodes, sizeof(uint32_t));
@@ -533,8 +534,10 @@ static int add_truncated(struct idmap *m, const bool *keep, struct error *err)
 		return error_set(err, ERR_NOMEM, "out of memory truncating a profile");
 	/* anchor[n]: n when kept, else its nearest kept ancestor. */
 	anchor[0] = 0;
-	for (uint32_t n = 1; n < p->nr_nodes; n++)
+	for (uint32_t n = 1; n < p->nr_nodes; n++) {
 		anchor[n] = keep[n] ? n : anchor[p->nodes[n].parent];
+		st->nodes += !keep[n];
+	}
 	/* Kept nodes are kept even when nothing lands on them; in id order, parents first. */
 	for (uint32_t n = 1; n < p->nr_nodes; n++) {
 		if (keep[n])
@@ -543,8 +546,12 @@ static int add_truncated(struct idmap *m, const bool *keep, struct error *err)
 	for (uint32_t s = 0; s < p->nr_samples && !rc; s++) {
 		uint32_t node = p->samples[s].node, target = map_node(m, anchor[node]);
 
-		if (anchor[node] != node)
+		if (anchor[node] != node) {
 			target = profile_child(m->dst, target, other);
+			if (__builtin_add_overflow(st->value, profile_sample_values(p, s)[type],
+						   &st->value))
+				st->value = INT64_MAX;
+		}
 		rc = profile_add_sample(m->dst, target, map_labelset(m, p->samples[s].labels),
 					profile_sample_values(p, s));
 		if (rc)
@@ -561,12 +568,21 @@ static int add_truncated(struct idmap *m, const bool *keep, struct error *err)
 struct profile *profile_truncate(const struct profile *p, uint32_t type, uint32_t max_nodes,
 				 struct error *err)
 {
+	struct truncate_stats st;
+
+	return profile_truncate_stats(p, type, max_nodes, &st, err);
+}
+
+struct profile *profile_truncate_stats(const struct profile *p, uint32_t type, uint32_t max_nodes,
+				       struct truncate_stats *st, struct error *err)
+{
 	struct profile *dst;
 	struct idmap m;
 	int64_t *total;
 	bool *keep;
 	int rc;
 
+	*st = (struct truncate_stats){0};
 	if (type >= p->nr_types) {
 		error_set(err, ERR_USAGE, "cannot truncate by sample type %u of %u", type,
 			  p->nr_types);
@@ -586,7 +602,7 @@ struct profile *profile_truncate(const struct profile *p, uint32_t type, uint32_
 	}
 	copy_header(&m);
 	rc = profile_failed(dst) ? error_set(err, ERR_NOMEM, "out of memory truncating a profile")
-				 : add_truncated(&m, keep, err);
+				 : add_truncated(&m, keep, type, st, err);
 	idmap_release(&m);
 	free(keep);
 	if (rc) {

@@ -49,6 +49,10 @@ struct flame_options {
 	bool diff_significance; /* grey out frames whose change is noise (plateau diff) */
 	double diff_alpha;	/* significance level, 0.05 */
 	uint64_t seed;		/* --random: colour generator seed, 0 = from the clock */
+	/* HTML only: */
+	bool data_only;				/* the viewer's JSON alone, not the page */
+	const struct truncate_stats *dropped;	/* what a cut folded into "other", or NULL */
+	const char *dropped_why;		/* and why ("maxNodes=8192") */
 };
 
 /* flamegraph.pl's defaults (width 1200, height 16, minwidth 0.1 px, "hot" ...). */
@@ -63,6 +67,11 @@ void flame_options_init(struct flame_options *o);
  */
 int flamegraph_svg_write(const struct profile *p, const struct flame_options *o, FILE *f,
 			 struct error *err);
+/*
+ * Write p as the HTML viewer's page to f, or with o->data_only the JSON
+ * object the page embeds (doc/viewer.md; the web UI fetches it), with
+ * "dropped" when o->dropped says a cut folded frames into "other".
+ */
 int flamegraph_html_write(const struct profile *p, const struct flame_options *o, FILE *f,
 			  struct error *err);
 

@@ -419,15 +419,20 @@ static void header_write(struct html_writer *w)
 		    ",\"decimals\":%" PRIu32 ",\"total\":%" PRId64 ",\"samples\":%.0f,"
 		    "\"effSamples\":%.3f,\"inverted\":%s,\"diff\":",
 		    st->decimals, total, n, n_eff, o->inverted ? "true" : "false");
-	if (!w->diff) {
+	if (!w->diff)
 		strbuf_addstr(&w->sb, "null");
-		return;
+	else
+		strbuf_addf(&w->sb,
+			    "{\"baseTotal\":%" PRId64 ",\"baseSamples\":%.0f,\"newSamples\":%.0f,"
+			    "\"alpha\":%g,\"significance\":%s,\"negate\":%s}",
+			    w->v.btotal[0], w->v.base_n, w->v.new_n, w->alpha,
+			    o->diff_significance ? "true" : "false", o->negate ? "true" : "false");
+	if (o->dropped && o->dropped->nodes) {
+		strbuf_addf(&w->sb, ",\"dropped\":{\"frames\":%" PRIu32 ",\"value\":%" PRId64
+			    ",\"why\":", o->dropped->nodes, o->dropped->value);
+		json_add_cstr(&w->sb, o->dropped_why ? o->dropped_why : "");
+		strbuf_addch(&w->sb, '}');
 	}
-	strbuf_addf(&w->sb,
-		    "{\"baseTotal\":%" PRId64 ",\"baseSamples\":%.0f,\"newSamples\":%.0f,"
-		    "\"alpha\":%g,\"significance\":%s,\"negate\":%s}",
-		    w->v.btotal[0], w->v.base_n, w->v.new_n, w->alpha,
-		    o->diff_significance ? "true" : "false", o->negate ? "true" : "false");
 }
 
 static int data_write(struct html_writer *w)
@@ -528,8 +533,12 @@ int flamegraph_html_write(const struct profile *p, const struct flame_options *o
 	if (p->nr_types == 0)
 		return error_set(err, ERR_USAGE, "the profile has no sample types");
 	rc = writer_init(&w, p, o, f, err);
-	if (!rc)
+	if (!rc && o->data_only) {
+		if (data_write(&w) || ferror(f) || fflush(f))
+			rc = error_set(err, ERR_IO, "write error: %s", strerror(errno));
+	} else if (!rc) {
 		rc = page_write(&w, err);
+	}
 	writer_release(&w);
 	return rc;
 }

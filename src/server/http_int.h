@@ -189,6 +189,8 @@ bool authorized(const struct server *s, struct MHD_Connection *c, unsigned scope
 
 route_fn on_ingest, on_profiles;
 route_fn on_query, on_render, on_diff, on_label_names, on_label_values, on_series, on_timeline;
+/* http_ui.c: the web UI's page (/, /comparison, /diff). */
+route_fn on_ui;
 route_fn on_health, on_metrics;
 
 #endif

@@ -4,19 +4,96 @@
  * merged profile in every format (/api/v1/query, /render), the diff,
  * labels, series and the timeline, over the service's calls.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "profile/diff.h"
 #include "format/format.h"
+#include "render/flamegraph.h"
 #include "render/output.h"
 #include "server/flamebearer.h"
 #include "server/http_int.h"
 #include "store/timeparse.h"
 
-static int render_cut(const struct profile *p, enum profile_format f, struct strbuf *out,
-		      struct error *err);
+/*
+ * What a writer to a stream writes, into a reply's buffer: the stream
+ * writers of the formats (profile_write, flamegraph_html_write,
+ * diff_write_json) through one memory stream.
+ */
+struct stream_job {
+	const struct profile *p;
+	enum profile_format f;		/* stream_format */
+	const struct flame_options *o;	/* stream_viewer */
+	struct profile *d;		/* stream_diff (diff_write_json's is not const) */
+	double alpha;
+};
+typedef int stream_fn(const struct stream_job *j, FILE *f, struct error *err);
+
+static int stream_format(const struct stream_job *j, FILE *f, struct error *err)
+{
+	return profile_write(j->p, j->f, 0, f, err);
+}
+
+static int stream_viewer(const struct stream_job *j, FILE *f, struct error *err)
+{
+	return flamegraph_html_write(j->p, j->o, f, err);
+}
+
+static int stream_diff(const struct stream_job *j, FILE *f, struct error *err)
+{
+	return diff_write_json(j->d, j->alpha, f, err);
+}
+
+static int stream_into(stream_fn *write, const struct stream_job *j, struct strbuf *out,
+		       struct error *err)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+	int rc;
+
+	if (!mem)
+		return error_set(err, ERR_NOMEM, "out of memory");
+	rc = write(j, mem, err);
+	/* A memory stream fails for want of memory only. */
+	if (fclose(mem) != 0 && rc == 0)
+		rc = error_set(err, ERR_NOMEM, "out of memory writing the answer");
+	if (rc == 0)
+		strbuf_add(out, buf, len);
+	free(buf);
+	return rc;
+}
+
+/*
+ * The HTML viewer's JSON (doc/viewer.md) for the web UI: P cut to
+ * MAX_NODES (0: whole), what the cut folded into "other" said in it.
+ */
+static int render_viewer(const struct profile *p, uint64_t max_nodes, const char *name,
+			 struct strbuf *out, struct error *err)
+{
+	struct truncate_stats st = {0};
+	struct profile *cut = NULL;
+	struct flame_options o;
+	char why[48];
+	int rc;
+
+	flame_options_init(&o);
+	o.title = name;
+	o.data_only = true;
+	if (max_nodes && p->nr_nodes > max_nodes + 1) {
+		cut = profile_truncate_stats(p, 0, (uint32_t)max_nodes, &st, err);
+		if (!cut)
+			return err->code;
+		snprintf(why, sizeof(why), "maxNodes=%" PRIu64, max_nodes);
+		o.dropped = &st;
+		o.dropped_why = why;
+	}
+	rc = stream_into(stream_viewer, &(struct stream_job){.p = cut ? cut : p, .o = &o}, out, err);
+	profile_free(cut);
+	return rc;
+}
 
 /* Render P (one sample type) as FORMAT into OUT; *ctype the content type. */
 static int render(const struct server *s, struct MHD_Connection *c, struct profile *p,
@@ -35,10 +112,14 @@ static int render(const struct server *s, struct MHD_Connection *c, struct profi
 		*ctype = "application/json";
 		return flamebearer_write(p, &o, out, err);
 	}
+	if (!strcmp(format, "viewer")) {
+		*ctype = "application/json";
+		return render_viewer(p, max_nodes, name, out, err);
+	}
 	f = format_from_name(format);
 	if (f != FMT_PPROF && f != FMT_FOLDED && f != FMT_SVG && f != FMT_HTML)
 		return error_set(err, ERR_FORMAT,
-				 "format: \"%.32s\" is not json, pprof, folded, svg or html",
+				 "format: \"%.32s\" is not json, viewer, pprof, folded, svg or html",
 				 format);
 	*ctype = f == FMT_PPROF	 ? "application/octet-stream"
 		 : f == FMT_SVG	 ? "image/svg+xml"
@@ -50,32 +131,11 @@ static int render(const struct server *s, struct MHD_Connection *c, struct profi
 
 		if (!cut)
 			return err->code;
-		rc = render_cut(cut, f, out, err);
+		rc = stream_into(stream_format, &(struct stream_job){.p = cut, .f = f}, out, err);
 		profile_free(cut);
 		return rc;
 	}
-	return render_cut(p, f, out, err);
-}
-
-/* Write P in format F (not json) into OUT. */
-static int render_cut(const struct profile *p, enum profile_format f, struct strbuf *out,
-		      struct error *err)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *mem = open_memstream(&buf, &len);
-	int rc;
-
-	if (!mem)
-		return error_set(err, ERR_NOMEM, "out of memory");
-	rc = profile_write(p, f, 0, mem, err);
-	/* A memory stream fails for want of memory only. */
-	if (fclose(mem) != 0 && rc == 0)
-		rc = error_set(err, ERR_NOMEM, "out of memory writing the answer");
-	if (rc == 0)
-		strbuf_add(out, buf, len);
-	free(buf);
-	return rc;
+	return stream_into(stream_format, &(struct stream_job){.p = p, .f = f}, out, err);
 }
 
 /* The merged profile of the selector in parameter QNAME. */
@@ -152,8 +212,6 @@ enum MHD_Result on_diff(struct server *s, struct MHD_Connection *c, struct reque
 	struct diff_options o = {.alpha = 0.05};
 	struct strbuf out = REPLY_INIT;
 	const char *format = arg(c, "format");
-	char *buf = NULL;
-	size_t len = 0;
 	int rc;
 
 	rc = side(s, c, rq, "left", &left, &err);
@@ -163,19 +221,28 @@ enum MHD_Result on_diff(struct server *s, struct MHD_Connection *c, struct reque
 		struct fb_options fo = {.type = 0};
 
 		rc = flamebearer_write_diff(left, right, &fo, &out, &err);
-	} else if (rc == 0) {
-		FILE *mem = open_memstream(&buf, &len);
+	} else if (rc == 0 && format && !strcmp(format, "viewer")) {
+		struct flame_options fo;
+		char title[512];
 
-		d = mem ? diff_build(left, right, &o, &err) : NULL;
-		rc = !mem ? error_set(&err, ERR_NOMEM, "out of memory") : !d ? err.code : 0;
-		if (rc == 0)
-			rc = diff_write_json(d, o.alpha, mem, &err);
-		/* A memory stream fails for want of memory only. */
-		if (mem && fclose(mem) != 0 && rc == 0)
-			rc = error_set(&err, ERR_NOMEM, "out of memory writing the answer");
-		if (rc == 0)
-			strbuf_add(&out, buf, len);
-		free(buf);
+		flame_options_init(&fo);
+		snprintf(title, sizeof(title), "Diff: %s \xe2\x86\x92 %s", arg(c, "left"),
+			 arg(c, "right"));
+		fo.title = title;
+		fo.data_only = true;
+		fo.diff_significance = true;
+		fo.diff_alpha = o.alpha;
+		d = diff_build(left, right, &o, &err);
+		rc = d ? stream_into(stream_viewer, &(struct stream_job){.p = d, .o = &fo}, &out, &err)
+		       : err.code;
+	} else if (rc == 0 && format && strcmp(format, "json")) {
+		rc = error_set(&err, ERR_FORMAT, "format: \"%.32s\" is not json, viewer or flamebearer",
+			       format);
+	} else if (rc == 0) {
+		d = diff_build(left, right, &o, &err);
+		rc = d ? stream_into(stream_diff, &(struct stream_job){.d = d, .alpha = o.alpha}, &out,
+				     &err)
+		       : err.code;
 	}
 	profile_free(d);
 	profile_free(left);

@@ -26,6 +26,10 @@ const struct route routes[] = {
 	{"GET", "/api/v1/labels/*/values", "values", on_label_values, SCOPE_READ, 0, false},
 	{"GET", "/api/v1/series", "series", on_series, SCOPE_READ, 0, false},
 	{"GET", "/api/v1/timeline", "timeline", on_timeline, SCOPE_READ, 0, false},
+	/* The web UI's page: no data in it, so no token (its API calls need one). */
+	{"GET", "/", "ui", on_ui, 0, 0, false},
+	{"GET", "/comparison", "ui_comparison", on_ui, 0, 0, false},
+	{"GET", "/diff", "ui_diff", on_ui, 0, 0, false},
 };
 
 const size_t nroutes = sizeof(routes) / sizeof(routes[0]);

@@ -154,6 +154,36 @@ check_http "maxNodes=2 cuts the tree" 200 GET \
 check_grep "... keeping the total" '"numTicks":52' "$TMP/body"
 check_grep "... in an other node" '"other"' "$TMP/body"
 
+# ---- the web UI's data (format=viewer) and its page ----
+# jget EXPR: a Python expression over the JSON body as j.
+jget() {
+	python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+v = eval(sys.argv[2])
+print(" ".join(map(str, v)) if isinstance(v, tuple) else v)' "$TMP/body" "$1"
+}
+check_http "format=viewer: the HTML viewer's JSON" 200 GET \
+	"/api/v1/query?query=shop.cpu&from=$((NOW - 200))&until=$NOW&format=viewer"
+check "... total 52, every frame, nothing dropped" test "$(jget 'j["total"], len(j["names"]) > 3, "dropped" in j')" = "52 True False"
+nodes=$(jget 'sum(len(l) // 4 for l in j["levels"]) - 1')
+check_http "format=viewer&maxNodes=2" 200 GET \
+	"/api/v1/query?query=shop.cpu&from=$((NOW - 200))&until=$NOW&format=viewer&maxNodes=2"
+check "... says what the cut dropped: $((nodes - 2)) of $nodes frames, by maxNodes=2" \
+	test "$(jget 'j["total"], j["dropped"]["frames"], j["dropped"]["why"], 0 < j["dropped"]["value"] <= 52')" = "52 $((nodes - 2)) maxNodes=2 True"
+check_http "diff format=viewer" 200 GET \
+	"/api/v1/diff?left=shop.cpu%7Bregion%3D%22eu-west%22%7D&right=shop.cpu&format=viewer"
+check "... a diff viewer's JSON naming both sides" test \
+	"$(jget 'j["diff"]["significance"], j["title"]')" = 'True Diff: shop.cpu{region="eu-west"} → shop.cpu'
+check_http "diff format=svg is refused" 400 GET "/api/v1/diff?left=shop.cpu&right=shop.cpu&format=svg"
+check_grep "... naming the formats" 'is not json, viewer or flamebearer' "$TMP/body"
+for path in / /comparison /diff; do
+	check_http "GET $path: the web UI's page" 200 GET "$path?query=shop.cpu"
+	check_grep "... with the viewer and the UI inlined" 'PlateauViewer' "$TMP/body"
+	check "... and a CSP that lets it talk to its own server only" \
+		grep -q "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'" "$TMP/body"
+done
+check_http "POST / is refused" 405 POST /
+
 # ---- labels, series, timeline, diff ----
 check_http "GET /api/v1/labels" 200 GET /api/v1/labels
 check_grep "... lists region and version" '^\[.*"region".*"version".*\]$' "$TMP/body"

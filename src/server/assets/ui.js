@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* plateau's web UI: the page `plateau serve` answers at /, /comparison and
  * /diff (doc/ui.md).  The URL is the whole state, with Pyroscope's
  * parameter names; this script reads it, fetches the JSON endpoints of the
