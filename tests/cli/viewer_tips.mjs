@@ -23,15 +23,15 @@ function source(name) {
 }
 
 const Z95 = /const Z95 = ([\d.]+);/.exec(page)[1];
-const body = `const Z95 = ${Z95}; const D = data;` +
-	['pct', 'wilson', 'shareInterval', 'pctDown', 'pctUp'].map(source).join('\n') +
-	'return { pct, shareInterval, pctDown, pctUp };';
+const body = `const Z95 = ${Z95};` +
+	['pct', 'wilson', 'effectiveSamples', 'shareInterval', 'pctDown', 'pctUp'].map(source).join('\n') +
+	'return { pct, effectiveSamples, shareInterval, pctDown, pctUp };';
 const f = new Function('data', body)(data);
 const stride = data.diff ? 7 : 4;
 const out = [];
 for (const lv of data.levels) {
 	for (let j = 0; j < lv.length; j += stride) {
-		const [share, lo, hi] = f.shareInterval(lv[j + 1], data.total);
+		const [share, lo, hi] = f.shareInterval(lv[j + 1], data.total, f.effectiveSamples(data));
 		const strip = (s) => s.replace('%', '');
 		out.push([data.names[lv[j + 3]], strip(f.pct(share)), strip(f.pctDown(lo)),
 			strip(f.pctUp(hi))].join('\t'));

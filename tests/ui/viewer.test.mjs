@@ -99,7 +99,7 @@ function checkClean(log, what) {
 /* Pixels of the main canvas: how many are not white, and which diff colours occur. */
 async function pixels(page) {
 	return page.evaluate(() => {
-		const c = document.getElementById('flame');
+		const c = document.querySelector('[data-role=main] [data-role=flame]');
 		const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
 		let ink = 0, red = 0, blue = 0, grey = 0;
 		for (let i = 0; i < d.length; i += 4) {
@@ -132,7 +132,7 @@ async function clickFrame(page, name) {
 }
 
 async function tableColumn(page, attr) {
-	return page.$$eval('#functions tbody tr', (rows, a) => rows.map((r) => Number(r.dataset[a])), attr);
+	return page.$$eval('[data-role=functions] tbody tr', (rows, a) => rows.map((r) => Number(r.dataset[a])), attr);
 }
 
 function sorted(a, desc) {
@@ -149,13 +149,13 @@ async function testSmall(browser) {
 	let st = await state(page);
 	const px = await pixels(page);
 	ok(px.ink > 2000, `small: canvas drawn (${px.ink} non-white pixels)`);
-	ok(px.width === 2 * (await page.evaluate(() => document.getElementById('flame').clientWidth)),
+	ok(px.width === 2 * (await page.evaluate(() => document.querySelector('[data-role=main] [data-role=flame]').clientWidth)),
 		'small: canvas backing store follows devicePixelRatio 2');
 	ok(st.mode === 'flame' && st.zoomDepth === 0, 'small: starts as a flame graph, unzoomed');
 
 	/* Flame graph: root at the bottom. */
 	const rootFlame = await locate(page, 'all');
-	const graphBox = await page.$eval('#graph', (g) => g.getBoundingClientRect().toJSON());
+	const graphBox = await page.$eval('[data-role=main] [data-role=graph]', (g) => g.getBoundingClientRect().toJSON());
 	ok(rootFlame && rootFlame.y > graphBox.bottom - 40, 'small: flame graph draws the root at the bottom');
 
 	/* Hover: tooltip with value, share and interval. */
@@ -163,7 +163,7 @@ async function testSmall(browser) {
 	const target = leaf[Math.min(2, leaf.length - 1)];
 	let r = await locate(page, target);
 	await page.mouse.move(r.x + Math.min(r.w / 2, 30), r.y + r.h / 2);
-	const tip = await page.$eval('#tip', (t) => ({ shown: t.style.display, text: t.textContent }));
+	const tip = await page.$eval('[data-role=tip]', (t) => ({ shown: t.style.display, text: t.textContent }));
 	ok(tip.shown === 'block' && tip.text.includes(target) && /95% interval \d+\.\d+% \u2013 \d+\.\d+%/.test(tip.text),
 		'small: hover shows a tooltip with name, share and 95% interval', JSON.stringify(tip));
 
@@ -174,26 +174,26 @@ async function testSmall(browser) {
 	const after = await pixels(page);
 	ok(st.zoomName === target && st.zoomDepth > 0, `small: click zooms into ${target}`, JSON.stringify(st));
 	ok(after.ink !== before.ink, 'small: zoom changes the drawing');
-	const crumbs = await page.$$eval('#crumbs button', (b) => b.map((x) => x.textContent));
+	const crumbs = await page.$$eval('[data-role=crumbs] button', (b) => b.map((x) => x.textContent));
 	ok(crumbs[0] === 'all' && crumbs[crumbs.length - 1] === target, 'small: breadcrumb shows the zoom path', crumbs.join(' > '));
-	await page.click('#crumbs button');
+	await page.click('[data-role=crumbs] button');
 	await afterFrame(page);
 	st = await state(page);
 	ok(st.zoomDepth === 0, 'small: breadcrumb root resets the zoom');
 
 	/* Search: matched share equals what the folded data says. */
 	const pattern = 'worker|munmap|^std::';
-	await page.fill('#search', pattern);
-	await page.press('#search', 'Enter');
+	await page.fill('[data-role=search]', pattern);
+	await page.press('[data-role=search]', 'Enter');
 	await afterFrame(page);
-	const got = Number(await page.$eval('#matched', (m) => m.dataset.share));
+	const got = Number(await page.$eval('[data-role=matched]', (m) => m.dataset.share));
 	const want = expectedShare(stacks, new RegExp(pattern));
-	const shown = await page.$eval('#matched', (m) => m.textContent);
+	const shown = await page.$eval('[data-role=matched]', (m) => m.textContent);
 	ok(Math.abs(got - want) < 1e-9 && want > 0, `small: search /${pattern}/ matches ${(100 * want).toFixed(2)}%`,
 		`got ${got}, want ${want}`);
 	ok(shown.includes((100 * want).toFixed(2) + '%'), 'small: matched share shown', shown);
 	const hl = await page.evaluate(() => {
-		const c = document.getElementById('flame');
+		const c = document.querySelector('[data-role=main] [data-role=flame]');
 		const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
 		let n = 0;
 		for (let i = 0; i < d.length; i += 4)
@@ -205,49 +205,49 @@ async function testSmall(browser) {
 
 	/* Escape resets zoom and search. */
 	await clickFrame(page, target);
-	await page.focus('#search');
+	await page.focus('[data-role=search]');
 	await page.keyboard.press('Escape');
 	await afterFrame(page);
 	st = await state(page);
-	ok(st.zoomDepth === 0 && (await page.inputValue('#search')) === '' && st.matchedShare === 0,
+	ok(st.zoomDepth === 0 && (await page.inputValue('[data-role=search]')) === '' && st.matchedShare === 0,
 		'small: Esc resets zoom and search');
-	await page.click('#title');
+	await page.click('[data-role=title]');
 	await page.keyboard.press('/');
-	ok(await page.evaluate(() => document.activeElement.id === 'search'), "small: '/' focuses the search box");
-	await page.click('#title');
+	ok(await page.evaluate(() => document.activeElement.dataset.role === 'search'), "small: '/' focuses the search box");
+	await page.click('[data-role=title]');
 	await page.keyboard.press('Control+f');
-	ok(await page.evaluate(() => document.activeElement.id === 'search'), 'small: Ctrl-F focuses the search box');
+	ok(await page.evaluate(() => document.activeElement.dataset.role === 'search'), 'small: Ctrl-F focuses the search box');
 	await page.keyboard.press('Escape');
 
 	/* Table sorting. */
 	let selfs = await tableColumn(page, 'self');
 	ok(selfs.length > 3 && sorted(selfs, true), 'small: table starts sorted by self, descending');
-	await page.click('#functions th[data-key="total"]');
+	await page.click('[data-role=functions] th[data-key="total"]');
 	const totals = await tableColumn(page, 'total');
 	ok(totals.length > 3 && sorted(totals, true), 'small: click on Total sorts by total, descending', totals.join(','));
-	await page.click('#functions th[data-key="self"]');
+	await page.click('[data-role=functions] th[data-key="self"]');
 	selfs = await tableColumn(page, 'self');
 	ok(sorted(selfs, true), 'small: click on Self sorts by self, descending', selfs.join(','));
-	await page.click('#functions th[data-key="self"]');
+	await page.click('[data-role=functions] th[data-key="self"]');
 	selfs = await tableColumn(page, 'self');
 	ok(sorted(selfs, false) && selfs[0] < selfs[selfs.length - 1], 'small: second click reverses the order', selfs.join(','));
 
 	/* A row click searches that function: its outermost matches sum to its total. */
-	await page.click('#functions th[data-key="total"]');
-	const row = await page.$eval('#functions tbody tr:nth-child(3)', (tr) => ({
-		total: Number(tr.dataset.total), name: tr.querySelector('td').textContent,
+	await page.click('[data-role=functions] th[data-key="total"]');
+	const row = await page.$eval('[data-role=functions] tbody tr:nth-child(3)', (tr) => ({
+		total: Number(tr.dataset.total), name: tr.querySelector('td').title,
 	}));
-	await page.click('#functions tbody tr:nth-child(3)');
+	await page.click('[data-role=functions] tbody tr:nth-child(3)');
 	await afterFrame(page);
 	st = await state(page);
 	ok(Math.abs(st.matchedShare - row.total / st.total) < 1e-12,
 		`small: row click searches ${row.name} (matched share = its total share)`, JSON.stringify([st.matchedShare, row]));
-	const rows = await page.$$eval('#functions tbody tr', (t) => t.length);
+	const rows = await page.$$eval('[data-role=functions] tbody tr', (t) => t.length);
 	ok(rows === 1, 'small: the table is filtered by the search', rows);
 
 	/* Icicle toggle. */
 	await page.keyboard.press('Escape');
-	await page.click('#mode-icicle');
+	await page.click('[data-role=mode-icicle]');
 	await afterFrame(page);
 	st = await state(page);
 	const rootIcicle = await locate(page, 'all');
@@ -255,7 +255,7 @@ async function testSmall(browser) {
 		JSON.stringify([rootIcicle, graphBox.top]));
 	const ice = await pixels(page);
 	ok(ice.ink > 2000, 'small: icicle graph drawn');
-	await page.click('#mode-flame');
+	await page.click('[data-role=mode-flame]');
 	await afterFrame(page);
 	ok((await state(page)).mode === 'flame', 'small: flame toggle returns');
 	await context.close();
@@ -270,9 +270,9 @@ async function testDiff(browser) {
 	ok(px.grey > 50, `diff: grey (within noise) frames drawn (${px.grey} px)`);
 	const r = await locate(page, 'sort_keys');
 	await page.mouse.move(r.x + 10, r.y + r.h / 2);
-	const tip = await page.$eval('#tip', (t) => t.textContent);
+	const tip = await page.$eval('[data-role=tip]', (t) => t.textContent);
 	ok(/base .* \u2192 new .*pp/.test(tip) && /significant/.test(tip), 'diff: tooltip shows base, new and significance', tip);
-	const heads = await page.$$eval('#functions th', (t) => t.map((x) => x.textContent));
+	const heads = await page.$$eval('[data-role=functions] th', (t) => t.map((x) => x.textContent));
 	ok(heads.some((h) => h.includes('\u0394')), 'diff: table has a delta column', heads.join('|'));
 	await context.close();
 }
@@ -283,9 +283,10 @@ async function testHostile(browser) {
 	ok(log.dialogs.length === 0, 'hostile: no script ran from a frame name');
 	const imgs = await page.$$eval('img', (i) => i.length);
 	ok(imgs === 0, 'hostile: no element injected by a frame name');
-	await page.fill('#search', 'script');
-	await page.press('#search', 'Enter');
-	const names = await page.$$eval('#functions tbody td.name', (t) => t.map((x) => x.textContent));
+	await page.fill('[data-role=search]', 'script');
+	await page.press('[data-role=search]', 'Enter');
+	await page.click('[data-role=full-names]');
+	const names = await page.$$eval('[data-role=functions] tbody td.name [data-role=fn]', (t) => t.map((x) => x.textContent));
 	ok(names.includes('</script><img src=x onerror=alert(1)>'), 'hostile: the name is shown as text', names.join('\n'));
 	await context.close();
 }
@@ -303,12 +304,12 @@ async function testBig(browser) {
 
 	/* Zoom: from the click to the drawn frame. */
 	const target = await page.evaluate(() => {
-		const rows = document.querySelectorAll('#functions tbody tr td.name');
-		return rows[5].textContent;
+		const rows = document.querySelectorAll('[data-role=functions] tbody tr td.name');
+		return rows[5].title;
 	});
 	const r = await locate(page, target);
 	const zoomMs = await page.evaluate(({ x, y }) => new Promise((resolve) => {
-		const c = document.getElementById('flame');
+		const c = document.querySelector('[data-role=main] [data-role=flame]');
 		const t0 = performance.now();
 		c.dispatchEvent(new MouseEvent('click', { clientX: x, clientY: y, bubbles: true }));
 		requestAnimationFrame(() => resolve(performance.now() - t0));
@@ -318,7 +319,7 @@ async function testBig(browser) {
 	note(`big: zoom click to drawn frame ${zoomMs.toFixed(1)} ms (draw ${st.timings.lastDrawMs.toFixed(1)} ms)`);
 	const resetMs = await page.evaluate(() => new Promise((resolve) => {
 		const t0 = performance.now();
-		document.getElementById('reset').click();
+		document.querySelector('[data-role=reset]').click();
 		requestAnimationFrame(() => resolve(performance.now() - t0));
 	}));
 	st = await state(page);
@@ -327,13 +328,13 @@ async function testBig(browser) {
 	/* Search over 200,000 frames. */
 	const pattern = '^m(3|17)::f[0-9]*5$';
 	const searchMs = await page.evaluate((text) => new Promise((resolve) => {
-		const input = document.getElementById('search');
+		const input = document.querySelector('[data-role=search]');
 		const t0 = performance.now();
 		input.value = text;
 		input.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true }));
 		requestAnimationFrame(() => resolve(performance.now() - t0));
 	}), pattern);
-	const got = Number(await page.$eval('#matched', (m) => m.dataset.share));
+	const got = Number(await page.$eval('[data-role=matched]', (m) => m.dataset.share));
 	const want = expectedShare(readFolded(join(DIR, 'big.folded')), new RegExp(pattern));
 	ok(Math.abs(got - want) < 1e-9 && want > 0, `big: search matched share ${(100 * want).toFixed(2)}% as computed from the data`,
 		`got ${got}, want ${want}`);
@@ -341,18 +342,122 @@ async function testBig(browser) {
 
 	/* Scrolling the deep graph redraws only the rows in view. */
 	const scrollMs = await page.evaluate(() => new Promise((resolve) => {
-		const g = document.getElementById('graph');
+		const g = document.querySelector('[data-role=main] [data-role=graph]');
 		const t0 = performance.now();
 		g.scrollTop = 0;
 		g.dispatchEvent(new Event('scroll'));
 		requestAnimationFrame(() => requestAnimationFrame(() => resolve(performance.now() - t0)));
 	}));
 	note(`big: scroll to the top and redraw ${scrollMs.toFixed(1)} ms`);
-	await page.click('#mode-icicle');
+	await page.click('[data-role=mode-icicle]');
 	await afterFrame(page);
 	st = await state(page);
 	ok(st.mode === 'icicle' && (await pixels(page)).ink > 10000, 'big: icicle view drawn');
 	note(`big: icicle draw ${st.timings.lastDrawMs.toFixed(1)} ms`);
+	await context.close();
+}
+
+/*
+ * The component: two viewers on one page (no global ids, one stylesheet,
+ * '/' scoped to the viewer under the pointer), onReady, the dropped-frames
+ * notice with its "Show all", setData keeping the view mode, destroy.
+ */
+async function testComponent(browser) {
+	const { page, context, log } = await open(browser, 'small.html');
+	await page.evaluate(() => {
+		const data = JSON.parse(document.getElementById('plateau-data').textContent);
+		window.__plateau.destroy();
+		window.__calls = { readyA: 0, readyB: 0, showAll: 0 };
+		const row = document.createElement('div');
+		row.style.display = 'flex';
+		row.innerHTML = '<div id="left" style="width:50%"></div><div id="right" style="width:50%"></div>';
+		document.body.appendChild(row);
+		const other = Object.assign({}, data, {
+			title: 'right side', dropped: { frames: 1234, value: data.total / 4, why: 'maxNodes=8192' },
+		});
+		/* Listeners on window and document, to see destroy remove them. */
+		const active = new Set();
+		window.__listeners = active;
+		for (const t of [window, document]) {
+			const add = t.addEventListener.bind(t), remove = t.removeEventListener.bind(t);
+			t.addEventListener = (type, fn, o) => {
+				active.add(fn);
+				add(type, fn, o);
+			};
+			t.removeEventListener = (type, fn, o) => {
+				active.delete(fn);
+				remove(type, fn, o);
+			};
+		}
+		window.__a = PlateauViewer.mount(document.getElementById('left'), data,
+			{ onReady: () => window.__calls.readyA++, header: false });
+		window.__calls.listenersA = active.size;
+		window.__b = PlateauViewer.mount(document.getElementById('right'), other,
+			{ onReady: () => window.__calls.readyB++, onShowAll: () => window.__calls.showAll++ });
+		window.__data = data;
+		window.__calls.listenersAB = active.size;
+	});
+	await page.waitForFunction(() => window.__calls.readyA === 1 && window.__calls.readyB === 1);
+	const calls = await page.evaluate(() => window.__calls);
+	ok(calls.readyA === 1 && calls.readyB === 1, 'component: onReady called once per viewer after its first frame',
+		JSON.stringify(calls));
+	ok(await page.evaluate(() => document.getElementById('app').children.length === 0),
+		'component: destroy empties the root');
+	const ids = await page.$$eval('[id]', (e) => e.map((x) => x.id));
+	ok(ids.every((id) => ['app', 'plateau-data', 'left', 'right'].includes(id)), 'component: the viewers add no ids',
+		ids.join(' '));
+	ok((await page.$$eval('style[data-plateau-viewer]', (s) => s.length)) === 1, 'component: one stylesheet for the page');
+	const heads = await page.$$eval('[data-role=header]', (h) => h.map((x) => x.hidden));
+	ok(heads.length === 2 && heads[0] === true && heads[1] === false, 'component: header: false hides the header',
+		JSON.stringify(heads));
+	const drop = await page.$eval('#right [data-role=dropped]', (d) => ({ hidden: d.hidden, text: d.textContent }));
+	ok(!drop.hidden && /1,234 frames \(25\.00% of the total\) merged into .other. \(maxNodes=8192\)/.test(drop.text),
+		'component: data.dropped shows a notice with frames, share and why', JSON.stringify(drop));
+	ok(await page.$eval('#left [data-role=dropped]', (d) => d.hidden), 'component: no notice without data.dropped');
+	await page.click('#right [data-role=show-all]');
+	ok((await page.evaluate(() => window.__calls.showAll)) === 1, "component: 'Show all' calls onShowAll");
+
+	/* '/' goes to the viewer the pointer was last over. */
+	const focused = () => page.evaluate(() => {
+		const a = document.activeElement;
+		return a && a.dataset.role === 'search' ? a.closest('#left, #right').id : null;
+	});
+	const box = async (id) => page.$eval(`#${id} [data-role=flame]`, (c) => c.getBoundingClientRect().toJSON());
+	await page.evaluate(() => document.activeElement.blur());
+	let b = await box('right');
+	await page.mouse.move(b.x + 20, b.y + 5);
+	await page.keyboard.press('/');
+	ok((await focused()) === 'right', "component: '/' focuses the search box of the viewer under the pointer (right)");
+	await page.keyboard.press('Escape');
+	b = await box('left');
+	await page.mouse.move(b.x + 20, b.y + 5);
+	await page.keyboard.press('/');
+	ok((await focused()) === 'left', "component: '/' focuses the search box of the viewer under the pointer (left)");
+	await page.keyboard.type('worker');
+	await page.keyboard.press('Enter');
+	const shares = await page.evaluate(() => [window.__a.state().matchedShare, window.__b.state().matchedShare]);
+	ok(shares[0] > 0 && shares[1] === 0, 'component: a search in one viewer leaves the other alone', JSON.stringify(shares));
+	await page.keyboard.press('Escape');
+
+	/* setData: a new profile, the same view mode, onReady again. */
+	await page.click('#left [data-role=mode-icicle]');
+	await page.evaluate(() => window.__a.setData(Object.assign({}, window.__data, { title: 'replaced' })));
+	await page.waitForFunction(() => window.__calls.readyA === 2);
+	const st = await page.evaluate(() => window.__a.state());
+	ok(st.mode === 'icicle' && st.draws > 0, 'component: setData repaints, keeps the view mode and calls onReady again',
+		JSON.stringify({ mode: st.mode, draws: st.draws }));
+
+	/* destroy: DOM gone, its keyboard listener too ('/' falls to the other viewer). */
+	await page.evaluate(() => window.__b.destroy());
+	ok(await page.$eval('#right', (r) => r.children.length === 0 && !r.classList.contains('plateau-viewer')),
+		'component: destroy removes the DOM');
+	const lis = await page.evaluate(() => [window.__calls.listenersA, window.__calls.listenersAB, window.__listeners.size]);
+	ok(lis[1] > lis[0] && lis[2] === lis[0], 'component: destroy removes its window and document listeners',
+		JSON.stringify(lis));
+	await page.mouse.move(5, 5);
+	await page.keyboard.press('/');
+	ok((await focused()) === 'left', "component: after destroy, '/' goes to the remaining viewer");
+	ok(log.errors.length === 0, 'component: no console or page errors', log.errors.join('\n'));
 	await context.close();
 }
 
@@ -364,7 +469,7 @@ const browser = await chromium.launch({
 	],
 });
 try {
-	for (const t of [testSmall, testDiff, testHostile, testBig]) {
+	for (const t of [testSmall, testComponent, testDiff, testHostile, testBig]) {
 		try {
 			await t(browser);
 		} catch (e) {
