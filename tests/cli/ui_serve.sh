@@ -43,25 +43,8 @@ if [ $bad -eq 0 ]; then ok "42 folded pushes to plateau serve"; else
 	sed 's/^/# /' "$TMP/push.out"
 fi
 
-if [ ! -d "$UI/node_modules/playwright-core" ]; then
-	echo "# installing playwright-core into tests/ui/node_modules"
-	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --prefix "$UI" --no-audit --no-fund --loglevel=error >&2
-fi
 mkdir -p "$TMP/shots"
-PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 node "$UI/ui.test.mjs" "$URL" "$TMP/shots" "$TMP/v1.folded" "$TMP/v2.folded" \
-	>"$TMP/ui.out" 2>"$TMP/ui.err"
-rc=$?
-while IFS= read -r line; do
-	case "$line" in
-	"ok - "*) ok "${line#ok - }" ;;
-	"not ok - "*) not_ok "${line#not ok - }" ;;
-	"#"*) echo "$line" ;;
-	esac
-done <"$TMP/ui.out"
-if [ $rc -ne 0 ] && ! grep -q '^not ok' "$TMP/ui.out"; then
-	not_ok "browser test runner exited with status $rc"
-	sed 's/^/# /' "$TMP/ui.err" | tail -20
-fi
+node_tap "$UI/ui.test.mjs" "$URL" "$TMP/shots" "$TMP/v1.folded" "$TMP/v2.folded"
 # UI_SHOTS=DIR keeps the screenshots (doc/ui/*.png come from there).
 if [ -n "${UI_SHOTS:-}" ]; then
 	mkdir -p "$UI_SHOTS" && cp "$TMP"/shots/*.png "$UI_SHOTS"/

@@ -7,38 +7,13 @@
 // region=us,version=v2 (V2.folded, 11 pushes in the last half hour), and
 // checkout.cpu once.  Prints "ok - ..." / "not ok - ..." lines and "# ..."
 // notes (timings are printed, never asserted); screenshots go to OUTDIR.
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
+import { ok, note, failures, readFolded } from './tap.mjs';
 
 const [BASE, OUT, V1, V2] = process.argv.slice(2);
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const WAIT = 20000;
-let failures = 0;
-
-function ok(cond, desc, detail) {
-	console.log(`${cond ? 'ok' : 'not ok'} - ${desc}`);
-	if (!cond) {
-		failures++;
-		if (detail !== undefined)
-			for (const line of String(detail).split('\n').slice(0, 15))
-				console.log(`#   ${line}`);
-	}
-	return cond;
-}
-
-const note = (msg) => console.log(`# ${msg}`);
-
-/* Folded lines as [frames, count]. */
-function readFolded(path) {
-	const out = [];
-	for (const line of readFileSync(path, 'utf8').split('\n')) {
-		const m = /^(.*)\s+(\d+)$/.exec(line);
-		if (m)
-			out.push([m[1].split(';'), Number(m[2])]);
-	}
-	return out;
-}
 
 const sum = (stacks) => stacks.reduce((a, [, n]) => a + n, 0);
 const shareOf = (stacks, name) => sum(stacks.filter(([f]) => f.includes(name))) / sum(stacks);
@@ -356,4 +331,4 @@ try {
 } finally {
 	await browser.close();
 }
-process.exit(failures ? 1 : 0);
+process.exit(failures() ? 1 : 0);
