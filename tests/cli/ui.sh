@@ -27,9 +27,23 @@ check "diff page written" "$PLATEAU" diff --format html -o "$TMP/diff.html" \
 	printf 'a;bad\377\376utf8;ctl\001\033x 3\n'
 } >"$TMP/hostile.folded"
 check "hostile page written" "$PLATEAU" convert -o "$TMP/hostile.html" "$TMP/hostile.folded"
+# The views (names, sandwich, left-heavy, keys): C++ and Rust names, recursion.
+cat >"$TMP/views.folded" <<'EOF'
+main;std::vector<int, std::allocator<int> >::push_back(int const&);operator new(unsigned long) 30
+main;std::vector<int, std::allocator<int> >::push_back(int const&) 10
+main;<alloc::vec::Vec<T> as core::ops::drop::Drop>::drop::h0123456789abcdef;free 20
+main;work;work;leaf 25
+main;work;leaf 5
+main;other;work;leaf 10
+main;other;zeta 7
+main;alpha 3
+EOF
+check "views page written" "$PLATEAU" convert -o "$TMP/views.html" "$TMP/views.folded"
 python3 "$UI/gen-profile.py" 200000 >"$TMP/big.folded"
 check "200,000-frame page written" "$PLATEAU" convert -o "$TMP/big.html" "$TMP/big.folded"
 
+# Screenshots of each view, to look at: build/ui-shots.
+export SHOTS="${SHOTS:-${BUILD:-$TOP/build}/ui-shots}"
 "$UI/run.sh" "$TMP" >"$TMP/ui.out" 2>"$TMP/ui.err"
 rc=$?
 while IFS= read -r line; do

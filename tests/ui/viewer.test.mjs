@@ -5,15 +5,20 @@
 // DIR holds pages written by plateau and the folded files they came
 // from (see tests/cli/ui.sh): small.html + small.folded (a real perf
 // recording), diff.html, hostile.html (+ hostile.folded), big.html +
-// big.folded (200,000 frames).  Prints one "ok - ..." or "not ok - ..."
+// big.folded (200,000 frames), views.html + views.folded (C++ and Rust
+// names, recursion: names, table, sandwich, left-heavy, keys).  Screenshots
+// of each view go to $SHOTS (default DIR/shots).  Prints one "ok - ..." or "not ok - ..."
 // line per check and "# ..." notes (timings are printed, never asserted).
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 
 const DIR = process.argv[2];
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+/* Screenshots of each view go here (tests/cli/ui.sh: build/ui-shots). */
+const SHOTS = process.env.SHOTS || join(DIR, 'shots');
+mkdirSync(SHOTS, { recursive: true });
 let failures = 0;
 
 function ok(cond, desc, detail) {
@@ -59,6 +64,7 @@ async function open(browser, file, opts = {}) {
 	const context = await browser.newContext({
 		viewport: { width: 1280, height: 900 },
 		deviceScaleFactor: opts.dpr || 1,
+		colorScheme: opts.colorScheme || 'light',
 	});
 	const page = await context.newPage();
 	const log = { errors: [], requests: [], dialogs: [] };
@@ -242,6 +248,9 @@ async function testSmall(browser) {
 	st = await state(page);
 	ok(Math.abs(st.matchedShare - row.total / st.total) < 1e-12,
 		`small: row click searches ${row.name} (matched share = its total share)`, JSON.stringify([st.matchedShare, row]));
+	/* The table follows a row click a moment later (room for a double click). */
+	await page.waitForFunction(() => document.querySelectorAll('[data-role=functions] tbody tr').length < 3,
+		null, { timeout: 5000 }).catch(() => {});
 	const rows = await page.$$eval('[data-role=functions] tbody tr', (t) => t.length);
 	ok(rows === 1, 'small: the table is filtered by the search', rows);
 
@@ -461,6 +470,229 @@ async function testComponent(browser) {
 	await context.close();
 }
 
+/* ---- the views of issue 17, on views.html (views.folded: C++ and Rust names, recursion) ---- */
+
+/* Wilson score interval at 95%, written again here so the page's own is checked against it. */
+function wilson95(k, n) {
+	const z = 1.959963984540054, p = k / n, z2 = z * z, den = 1 + z2 / n;
+	const c = (p + z2 / (2 * n)) / den;
+	const h = (z * Math.sqrt((p * (1 - p)) / n + z2 / (4 * n * n))) / den;
+	return [Math.max(0, c - h), Math.min(1, c + h)];
+}
+
+/* "lo% – hi%" as the viewer prints a share's interval: bounds rounded outward, holding the share. */
+function intervalText(share, n) {
+	const [lo, hi] = wilson95(share * n, n);
+	const down = (Math.floor(10000 * Math.min(lo, share)) / 100).toFixed(2) + '%';
+	const up = (Math.ceil(10000 * Math.max(hi, share)) / 100).toFixed(2) + '%';
+	return `${down} \u2013 ${up}`;
+}
+
+/* Function f in the folded stacks: its total (once per stack), direct callers and callees of its outermost frames. */
+function sandwichOf(stacks, f) {
+	let total = 0;
+	const callers = {}, callees = {};
+	for (const [frames, n] of stacks) {
+		const k = frames.indexOf(f);
+		if (k < 0)
+			continue;
+		total += n;
+		const up = k ? frames[k - 1] : 'all';
+		callers[up] = (callers[up] || 0) + n;
+		if (k + 1 < frames.length)
+			callees[frames[k + 1]] = (callees[frames[k + 1]] || 0) + n;
+	}
+	return { total, callers, callees };
+}
+
+function sortKeys(o) {
+	return Object.fromEntries(Object.keys(o).sort().map((k) => [k, o[k]]));
+}
+
+const asMap = (frames) => sortKeys(Object.fromEntries(frames.map((f) => [f.name, f.w])));
+const viewer = (page, fn, ...args) => page.evaluate(([f, a]) => window.__plateau[f](...a), [fn, args]);
+const locateIn = (page, name, which) => viewer(page, 'locate', name, which);
+
+async function testViews(browser) {
+	const { page, context, log } = await open(browser, 'views.html');
+	checkClean(log, 'views');
+	const stacks = readFolded(join(DIR, 'views.folded'));
+	const N = stacks.reduce((a, s) => a + s[1], 0);
+	const PUSH = 'std::vector<int, std::allocator<int> >::push_back(int const&)';
+	const RUST = '<alloc::vec::Vec<T> as core::ops::drop::Drop>::drop::h0123456789abcdef';
+	await page.screenshot({ path: join(SHOTS, 'graph.png') });
+
+	/* Names: short by default (pprof's way), full on the toggle, the tooltip always full. */
+	const fnText = (full) => page.$eval(`[data-role=functions] td[title="${full}"] [data-role=fn]`, (e) => e.textContent);
+	ok((await fnText(PUSH)) === 'std::vector::push_back', 'names: C++ parameters and template arguments dropped');
+	ok((await fnText(RUST)) === '<alloc::vec::Vec as core::ops::drop::Drop>::drop',
+		'names: Rust <T as Trait>::method kept, generics and the ::h hash dropped', await fnText(RUST));
+	const cut = await viewer(page, 'label', PUSH, 12);
+	ok(cut.length === 12 && cut.startsWith('std::') && cut.endsWith('_back') && cut.includes('\u2026'),
+		`names: a label that does not fit is cut in the middle (${cut})`);
+	let r = await locate(page, PUSH);
+	await page.mouse.move(r.x + 5, r.y + r.h / 2);
+	ok((await page.$eval('[data-role=tip] b', (b) => b.textContent)) === PUSH, 'names: the tooltip shows the full name');
+	await page.click('[data-role=full-names]');
+	ok((await fnText(PUSH)) === PUSH && (await viewer(page, 'label', PUSH, 200)) === PUSH,
+		'names: the toggle shows full names in the table and on the graph');
+	await page.click('[data-role=full-names]');
+
+	/* Table: shares with their 95% intervals, and the filter box. */
+	const cells = await page.$$eval('[data-role=functions] tbody tr', (rows) => rows.map((tr) => ({
+		name: tr.querySelector('td').title, self: Number(tr.dataset.self), total: Number(tr.dataset.total),
+		cells: Array.from(tr.querySelectorAll('td')).map((td) => td.textContent),
+	})));
+	const bad = cells.filter((c) => {
+		const t = (c.total / N * 100).toFixed(2) + '%' + intervalText(c.total / N, N);
+		const sf = (c.self / N * 100).toFixed(2) + '%' + intervalText(c.self / N, N);
+		return c.cells[2] !== sf || c.cells[4] !== t;
+	});
+	const fns = new Set(stacks.flatMap((s) => s[0]));
+	ok(cells.length === fns.size && bad.length === 0, `table: self and total shares with their 95% intervals (${cells.length} rows)`,
+		JSON.stringify(bad.slice(0, 2)));
+	await page.fill('[data-role=filter]', 'PUSH');
+	const rows = await page.$$eval('[data-role=functions] tbody td.name', (t) => t.map((x) => x.title));
+	ok(rows.length === 1 && rows[0] === PUSH, 'table: the filter box keeps the functions whose name contains it',
+		rows.join('|'));
+	await page.fill('[data-role=filter]', '');
+
+	/* Search: the matched share and its interval. */
+	await page.fill('[data-role=search]', '^work$');
+	await page.press('[data-role=search]', 'Enter');
+	const m = await page.$eval('[data-role=matched]', (e) => ({ text: e.textContent, lo: Number(e.dataset.lo), hi: Number(e.dataset.hi) }));
+	const work = sandwichOf(stacks, 'work');
+	const want = work.total / N, [wlo, whi] = wilson95(want * N, N);
+	ok(Math.abs(m.lo - wlo) < 1e-12 && Math.abs(m.hi - whi) < 1e-12 && m.text.includes(intervalText(want, N)),
+		`search: matched ${(100 * want).toFixed(2)}% with its 95% interval`, JSON.stringify(m));
+	await page.keyboard.press('Escape');
+
+	/* Sandwich from a table row: callers above, callees below, both rooted at the function's total. */
+	await page.click('[data-role=functions] td[title="work"] [data-role=sandwich-open]');
+	await afterFrame(page);
+	let st = await state(page);
+	const callers0 = await viewer(page, 'frames', 0, 'callers'), callees0 = await viewer(page, 'frames', 0, 'callees');
+	ok(st.view === 'sandwich' && st.sandwich === 'work', 'sandwich: opens from a table row');
+	ok(callers0.length === 1 && callers0[0].name === 'work' && callers0[0].w === work.total &&
+		callees0[0].w === work.total, `sandwich: both sides rooted at the function's total (${work.total}, recursion once)`,
+		JSON.stringify([callers0, callees0]));
+	const c1 = asMap(await viewer(page, 'frames', 1, 'callers')), e1 = asMap(await viewer(page, 'frames', 1, 'callees'));
+	ok(JSON.stringify(c1) === JSON.stringify(sortKeys(work.callers)), 'sandwich: its direct callers, merged',
+		JSON.stringify([c1, work.callers]));
+	ok(JSON.stringify(e1) === JSON.stringify(sortKeys(work.callees)), 'sandwich: its direct callees, merged',
+		JSON.stringify([e1, work.callees]));
+	const cw = await locateIn(page, 'work', 'callers'), cm = await locateIn(page, 'main', 'callers');
+	const ew = await locateIn(page, 'work', 'callees'), el = await locateIn(page, 'leaf', 'callees');
+	ok(cw && cm && cw.y > cm.y && ew && el && ew.y < el.y && cw.y < ew.y,
+		'sandwich: callers above (the function at their bottom), callees below (the function at their top)',
+		JSON.stringify([cw, cm, ew, el]));
+	await page.screenshot({ path: join(SHOTS, 'sandwich.png'), fullPage: true });
+	await page.click('[data-role=sandwich-back]');
+	ok((await state(page)).view === 'graph', 'sandwich: the back button returns to the graph');
+
+	/* ... from a frame: right click, or 's' on the hovered frame; Esc goes back. */
+	r = await locate(page, 'other');
+	await page.mouse.click(r.x + 5, r.y + r.h / 2, { button: 'right' });
+	st = await state(page);
+	ok(st.view === 'sandwich' && st.sandwich === 'other', 'sandwich: right click on a frame opens it');
+	await page.keyboard.press('Escape');
+	r = await locate(page, 'zeta');
+	await page.mouse.move(r.x + 2, r.y + r.h / 2);
+	await page.keyboard.press('s');
+	st = await state(page);
+	ok(st.view === 'sandwich' && st.sandwich === 'zeta', "sandwich: 's' on the frame under the pointer opens it");
+	await page.keyboard.press('Escape');
+	ok((await state(page)).view === 'graph', 'sandwich: Esc returns to the graph');
+	await page.dblclick('[data-role=functions] td[title="leaf"]');
+	ok((await state(page)).sandwich === 'leaf', 'sandwich: double click on a table row opens it');
+	await page.click('[data-role=sandwich-back]');
+
+	/* Left-heavy: every frame's children by total, largest first; the frames are the same. */
+	const byName = await viewer(page, 'frames', 2);
+	await page.click('[data-role=left-heavy]');
+	await afterFrame(page);
+	let sortedOk = true;
+	for (let d = 1; d < (await state(page)).depth; d++) {
+		const fr = await viewer(page, 'frames', d);
+		for (let i = 1; i < fr.length; i++)
+			if (fr[i].parent === fr[i - 1].parent && fr[i].w > fr[i - 1].w)
+				sortedOk = false;
+	}
+	const heavy = await viewer(page, 'frames', 2);
+	const lh = heavy.map((f) => f.name);
+	ok(sortedOk && JSON.stringify(asMap(heavy)) === JSON.stringify(asMap(byName)) && lh[0] === PUSH &&
+		lh.join() !== byName.map((f) => f.name).join(), 'left-heavy: siblings ordered by total, largest first', lh.join(' | '));
+	await page.screenshot({ path: join(SHOTS, 'left-heavy.png') });
+	await page.click('[data-role=left-heavy]');
+
+	/* Keyboard: arrows move the selection, Enter zooms to it. */
+	const sel = () => page.$eval('[data-role=selected]', (e) => e.dataset.name || null);
+	const g = await page.$eval('[data-role=main] [data-role=flame]', (c) => c.getBoundingClientRect().toJSON());
+	await page.mouse.move(g.x + g.width - 3, g.y + 3);
+	await page.keyboard.press('ArrowUp');
+	const s0 = await sel();
+	await page.keyboard.press('ArrowUp');
+	const s1 = await sel();
+	await page.keyboard.press('ArrowUp');
+	const s2 = await sel();
+	const kids = {};
+	for (const [frames, n] of stacks)
+		if (frames.length > 1)
+			kids[frames[1]] = (kids[frames[1]] || 0) + n;
+	const widest = Object.keys(kids).sort((a, b) => kids[b] - kids[a])[0];
+	ok(s0 === 'all' && s1 === 'main' && s2 === widest, `keys: up selects the root, then the widest child (${widest})`,
+		[s0, s1, s2].join(' > '));
+	const order = Object.keys(kids).sort();
+	await page.keyboard.press('ArrowRight');
+	const right = await sel();
+	await page.keyboard.press('ArrowLeft');
+	const left = await sel();
+	ok(right === order[order.indexOf(widest) + 1] && left === widest, 'keys: right and left move between siblings',
+		[right, left].join(' '));
+	await page.screenshot({ path: join(SHOTS, 'selected.png') });
+	await page.keyboard.press('ArrowDown');
+	await page.keyboard.press('Enter');
+	st = await state(page);
+	ok((await sel()) === 'main' && st.zoomName === 'main', 'keys: down selects the parent, Enter zooms to it',
+		JSON.stringify([await sel(), st.zoomName]));
+	await context.close();
+}
+
+/* Dark mode and a 4K screen. */
+async function testScreens(browser) {
+	let { page, context, log } = await open(browser, 'small.html', { colorScheme: 'dark' });
+	checkClean(log, 'dark');
+	const look = await page.evaluate(() => {
+		const lum = (c) => {
+			const m = c.match(/\d+/g).map(Number);
+			return 0.2126 * m[0] + 0.7152 * m[1] + 0.0722 * m[2];
+		};
+		const root = document.querySelector('.plateau-viewer'), cs = getComputedStyle(root);
+		const c = document.querySelector('[data-role=main] [data-role=flame]');
+		const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+		let dark = 0;
+		for (let i = 0; i < d.length; i += 4)
+			if (d[i] < 60 && d[i + 1] < 60 && d[i + 2] < 60)
+				dark++;
+		return { bg: lum(cs.backgroundColor), fg: lum(cs.color), darkShare: dark / (d.length / 4),
+			button: lum(getComputedStyle(root.querySelector('[data-role=reset]')).color) };
+	});
+	ok(look.bg < 50 && look.fg > 180 && look.button > 180 && look.darkShare > 0.1,
+		'dark: prefers-color-scheme dark gives a dark background, light text and a dark canvas', JSON.stringify(look));
+	await page.screenshot({ path: join(SHOTS, 'dark.png') });
+	await context.close();
+
+	({ page, context, log } = await open(browser, 'small.html', { dpr: 3 }));
+	const fit = await page.evaluate(() => {
+		const c = document.querySelector('[data-role=main] [data-role=flame]');
+		return { backing: c.width, css: c.clientWidth, scroll: document.documentElement.scrollWidth,
+			view: document.documentElement.clientWidth };
+	});
+	ok(fit.backing === 3 * fit.css && fit.scroll <= fit.view,
+		'4K: 1,280 px wide at devicePixelRatio 3: a sharp canvas, nothing wider than the window', JSON.stringify(fit));
+	await context.close();
+}
+
 const browser = await chromium.launch({
 	executablePath: CHROMIUM,
 	args: [
@@ -469,7 +701,7 @@ const browser = await chromium.launch({
 	],
 });
 try {
-	for (const t of [testSmall, testComponent, testDiff, testHostile, testBig]) {
+	for (const t of [testSmall, testComponent, testViews, testScreens, testDiff, testHostile, testBig]) {
 		try {
 			await t(browser);
 		} catch (e) {

@@ -49,6 +49,7 @@
   --pv-select: #60a0ff; }
 }
 .plateau-viewer * { box-sizing: border-box; }
+.plateau-viewer [hidden] { display: none !important; }
 .plateau-viewer .pv-head { padding: 8px 12px 4px; border-bottom: 1px solid var(--pv-line); }
 .plateau-viewer h1 { font-size: 16px; margin: 0 12px 0 0; display: inline-block; }
 .plateau-viewer .pv-sub, .plateau-viewer .pv-info { color: var(--pv-muted); }
@@ -125,7 +126,7 @@
 </div>
 <div class="pv-notice" data-role="dropped" hidden><span data-role="dropped-text"></span> <button type="button" data-role="show-all" hidden>Show all</button></div>
 <div class="pv-sandbar" data-role="sandbar" hidden><button type="button" data-role="sandwich-back" title="Back to the graph (Esc)">\u2190 Back</button><span data-role="sandwich-title"></span></div>
-<div class="pv-crumbrow"><span class="pv-crumbs" data-role="crumbs"></span><span class="pv-selected" data-role="selected"></span></div>
+<div class="pv-crumbrow" data-role="crumbrow"><span class="pv-crumbs" data-role="crumbs"></span><span class="pv-selected" data-role="selected"></span></div>
 <div class="pv-error" data-role="error"></div>
 <div data-role="main"></div>
 <div data-role="sandwich" hidden>
@@ -138,6 +139,9 @@
 <table data-role="functions"><thead><tr></tr></thead><tbody></tbody></table>
 <button type="button" class="pv-more" data-role="more" hidden>Show more</button>
 </section>`;
+
+	/* Pure helpers, for tests and hosts: the name shortening and the middle cut. */
+	const NAMES = { shortName: null, middleCut: null };
 
 	const GRAPH_TEMPLATE = '<div class="pv-graph" data-role="graph"><div class="pv-stage">' +
 		'<canvas data-role="flame"></canvas><canvas class="pv-overlay" data-role="overlay"></canvas>' +
@@ -260,10 +264,12 @@
 	 * pprof shortens them: "std::vector<int>::push_back(int const&)" is
 	 * "std::vector::push_back".  A bracket that opens a path segment is kept
 	 * ("<T as Trait>::m", "(anonymous namespace)::f", "pkg.(*T).m"), its
-	 * inside shortened; Rust's "::h<16 hex>" hash suffix is dropped.
+	 * inside shortened; an unclosed one after a name (a name cut short by
+	 * the producer) is dropped with the rest; Rust's "::h<hex>" hash
+	 * suffix is dropped.
 	 */
 	function shortName(s) {
-		s = s.replace(/::h[0-9a-f]{16}(E)?$/, '');
+		s = s.replace(/::h[0-9a-f]{8,16}$/, '');
 		let out = '';
 		for (let i = 0; i < s.length;) {
 			const c = s[i];
@@ -283,14 +289,16 @@
 				i++;
 				continue;
 			}
-			const j = closing(s, i);
+			const j = closing(s, i), prev = out[out.length - 1];
+			const opens = !out.length || prev === ':' || prev === '.' || prev === '<' || prev === '(';
 			if (j < 0) {
+				if (!opens)
+					break;
 				out += c;
 				i++;
 				continue;
 			}
-			const prev = out[out.length - 1];
-			if (!out.length || prev === ':' || prev === '.' || prev === ' ' || prev === '<' || prev === '(')
+			if (opens)
 				out += c + shortName(s.slice(i + 1, j)) + s[j];
 			i = j + 1;
 		}
@@ -1126,7 +1134,15 @@
 			}
 			draw();
 			const r = frameRect(best[0], best[1]), c = canvas.getBoundingClientRect();
-			return { d: best[0], x: c.left + r.x, y: c.top + r.y, w: r.w, h: r.h };
+			return { d: best[0], x: c.left + r.x, y: c.top + r.y, w: r.w, h: r.h, value: bw };
+		}
+
+		/* The frames of depth d in x order: name, x, value, parent index (test hook). */
+		function frames(d) {
+			const lv = levels[d], out = [];
+			for (let i = 0; lv && i < lv.n; i++)
+				out.push({ name: names[lv.nm[i]], x: lv.x[i], w: lv.w[i], parent: lv.par[i] });
+			return out;
 		}
 
 		function state() {
@@ -1144,7 +1160,8 @@
 			g: g, canvas: canvas, graph: graph,
 			setModel: setModel, setMode: setMode, relayout: relayout, requestDraw: requestDraw,
 			zoomTo: zoomTo, reset: () => zoomTo(0, 0), matchedTotal: matchedTotal,
-			keyMove: keyMove, select: select, locate: locate, state: state,
+			keyMove: keyMove, select: select, locate: locate, state: state, frames: frames,
+			label: (ni, maxChars) => label(ni, maxChars),
 			clearLabels: () => labelLen.fill(-1),
 			zoomSelected: function () {
 				if (selD >= 0)
@@ -1325,7 +1342,7 @@
 
 		/* ---- search ---- */
 
-		let matchedShare = 0, searchTimer = 0;
+		let matchedShare = 0, searchTimer = 0, tableTimer = 0;
 
 		function eachGraph(fn) {
 			fn(main);
@@ -1335,7 +1352,12 @@
 			}
 		}
 
-		function applySearch(text) {
+		/*
+		 * tableDelay: after a click on a row, rebuild the table a little
+		 * later, so the second click of a double click (the sandwich) finds
+		 * the row still in place.
+		 */
+		function applySearch(text, tableDelay) {
 			const input = $('search'), out = $('matched');
 			let re = null;
 			input.classList.remove('pv-bad');
@@ -1369,7 +1391,11 @@
 				out.textContent = '';
 			}
 			out.dataset.share = String(matchedShare);
-			renderTable();
+			clearTimeout(tableTimer);
+			if (tableDelay)
+				tableTimer = later(renderTable, tableDelay);
+			else
+				renderTable();
 			eachGraph((gr) => gr.requestDraw());
 		}
 
@@ -1382,10 +1408,10 @@
 			return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 		}
 
-		function searchFor(text) {
+		function searchFor(text, tableDelay) {
 			$('search').value = text;
 			clearTimeout(searchTimer);
-			applySearch(text);
+			applySearch(text, tableDelay);
 		}
 
 		/* ---- table ---- */
@@ -1542,6 +1568,7 @@
 			const s = sandwichLevels(orig, names, f);
 			const box = $('sandwich');
 			$('main').hidden = true;
+			$('crumbrow').hidden = true;
 			box.hidden = false;
 			$('sandbar').hidden = false;
 			const cfg = { heightShare: 0.34, minHeight: 120 };
@@ -1574,6 +1601,7 @@
 			$('sandwich').hidden = true;
 			$('sandbar').hidden = true;
 			$('main').hidden = false;
+			$('crumbrow').hidden = false;
 			$('mode-flame').disabled = $('mode-icicle').disabled = $('left-heavy').disabled = false;
 			main.relayout();
 		}
@@ -1764,7 +1792,7 @@
 					return;
 				}
 				selectedName = ni;
-				searchFor('^' + escapeRe(names[ni]) + '$');
+				searchFor('^' + escapeRe(names[ni]) + '$', 350);
 			});
 			listen(body, 'dblclick', function (ev) {
 				const tr = ev.target.closest('tr');
@@ -1798,10 +1826,20 @@
 			},
 			/* which: 'main' (default), 'callers' or 'callees'. */
 			locate: function (name, which) {
-				const gr = which && sandwich ? sandwich[which] : main;
+				const gr = which && which !== 'main' ? sandwich && sandwich[which] : main;
 				return gr ? gr.locate(name) : null;
 			},
 			graphState: (which) => (sandwich && sandwich[which] ? sandwich[which].state() : null),
+			/* The frames of depth d of graph which ('main', 'callers', 'callees'). */
+			frames: function (d, which) {
+				const gr = which && which !== 'main' ? sandwich && sandwich[which] : main;
+				return gr ? gr.frames(d) : null;
+			},
+			/* The label the graph draws for name in maxChars characters. */
+			label: function (name, maxChars) {
+				const ni = names.indexOf(name);
+				return ni < 0 ? null : main.label(ni, maxChars);
+			},
 			destroy: function () {
 				dead = true;
 				closeSandwich(true);
@@ -1870,8 +1908,12 @@
 			state: () => inner.state(),
 			locate: (name, which) => inner.locate(name, which),
 			graphState: (which) => inner.graphState(which),
+			frames: (d, which) => inner.frames(d, which),
+			label: (name, maxChars) => inner.label(name, maxChars),
 		};
 	}
 
-	window.PlateauViewer = { mount: mount };
+	NAMES.shortName = shortName;
+	NAMES.middleCut = middleCut;
+	window.PlateauViewer = { mount: mount, names: NAMES };
 })();
