@@ -21,7 +21,8 @@ const shareOf = (stacks, name) => sum(stacks.filter(([f]) => f.includes(name))) 
 const v1 = readFolded(V1), v2 = readFolded(V2);
 const T1 = sum(v1), T2 = sum(v2);
 
-/* One browser context per view: every request and console error recorded. */
+/* One browser context per view: every request (and every one the CSP
+ * blocked) and console error recorded. */
 async function open(browser, path, opts = {}) {
 	const context = await browser.newContext({
 		viewport: opts.viewport || { width: 1280, height: 900 },
@@ -35,6 +36,8 @@ async function open(browser, path, opts = {}) {
 				if (r.target === document.documentElement)
 					window.__states.push(r.target.dataset.state);
 		}).observe(document, { attributes: true, subtree: true, attributeFilter: ['data-state'] });
+		/* What the CSP stopped never becomes a request: count it as one. */
+		document.addEventListener('securitypolicyviolation', (e) => window.__blocked(e.blockedURI));
 	});
 	const page = await context.newPage();
 	const log = { errors: [], requests: [] };
@@ -44,6 +47,7 @@ async function open(browser, path, opts = {}) {
 	});
 	page.on('pageerror', (e) => log.errors.push(String(e)));
 	context.on('request', (r) => log.requests.push(r.url()));
+	await context.exposeBinding('__blocked', (src, uri) => log.requests.push(uri));
 	log.t0 = Date.now();
 	await page.goto(BASE + path);
 	return { page, context, log };
@@ -91,7 +95,7 @@ async function drag(page, a, b) {
 }
 
 function onlyLocal(log, what) {
-	const away = log.requests.filter((u) => new URL(u).hostname !== '127.0.0.1');
+	const away = log.requests.filter((u) => !/^https?:/.test(u) || new URL(u).hostname !== '127.0.0.1');
 	ok(log.requests.length > 0 && away.length === 0,
 		`${what}: all ${log.requests.length} requests went to 127.0.0.1`, away.join('\n'));
 }
