@@ -10,7 +10,8 @@
 # no privileges): CPU and wall time in demo/agent.pb.gz, drawn as
 # demo/agent-wall.svg.  Last, plateau serve starts on an embedded store
 # (demo/store), the program runs under the agent pushing to it, a query
-# draws demo/served.svg, and the server stays up for the printed commands.
+# draws demo/served.svg, and the server stays up for its web UI (the address
+# is printed) and the printed commands.
 set -eu
 cd "$(dirname "$0")/.."
 build=${1:-build}
@@ -70,7 +71,11 @@ echo
 echo "demo: wrote $out/flame.svg, $out/flame.html, $out/demo.folded, $out/demo.pb.gz," \
 	"$out/agent.pb.gz, $out/agent-wall.svg and $out/served.svg"
 echo
-echo "plateau serve is still running (pid $(cat "$out/serve.pid")); try:"
+echo "plateau serve is still running (pid $(cat "$out/serve.pid")); open its web UI:"
+echo "  $url/?query=demo.cpu&from=now-15m&until=now"
+echo "  (drag on the timeline to pick a window, click a frame to zoom, 'sandwich' in the table for callers and callees;"
+echo "   Comparison and Diff at the top put two windows side by side; doc/ui.md)"
+echo "or try:"
 echo "  $plateau query --server $url 'demo.cpu{env=\"demo\"}' --from now-1h | head"
 echo "  $plateau query --server $url 'demo.wall' --from now-1h --format html -o wall.html"
 echo "  curl -s '$url/api/v1/series'"

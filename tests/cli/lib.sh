@@ -92,3 +92,30 @@ serve_stop() {
 	kill "${1:-$SERVE_PID}" 2>/dev/null
 	wait "${1:-$SERVE_PID}" 2>/dev/null
 }
+
+# node_tap SCRIPT ARGS...: run a browser test of tests/ui (node SCRIPT
+# ARGS) and pass its "ok - " / "not ok - " / "# " lines on as this suite's
+# TAP; a runner that fails without saying why is a failure too.  Installs
+# playwright-core (pinned in tests/ui/package-lock.json) the first time;
+# the browser is Debian's chromium, never one playwright downloads.
+node_tap() {
+	local out=$TMP/node_tap.out err=$TMP/node_tap.err rc line
+	export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
+	if [ ! -d "$TOP/tests/ui/node_modules/playwright-core" ]; then
+		echo "# installing playwright-core into tests/ui/node_modules"
+		npm ci --prefix "$TOP/tests/ui" --no-audit --no-fund --loglevel=error >&2
+	fi
+	node "$@" >"$out" 2>"$err"
+	rc=$?
+	while IFS= read -r line; do
+		case "$line" in
+		"ok - "*) ok "${line#ok - }" ;;
+		"not ok - "*) not_ok "${line#not ok - }" ;;
+		"#"*) echo "$line" ;;
+		esac
+	done <"$out"
+	if [ $rc -ne 0 ] && ! grep -q '^not ok' "$out"; then
+		not_ok "browser test runner $(basename "$1") exited with status $rc"
+		sed 's/^/# /' "$err" | tail -20
+	fi
+}
