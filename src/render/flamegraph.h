@@ -49,10 +49,21 @@ struct flame_options {
 	bool diff_significance; /* grey out frames whose change is noise (plateau diff) */
 	double diff_alpha;	/* significance level, 0.05 */
 	uint64_t seed;		/* --random: colour generator seed, 0 = from the clock */
+	/* A differential profile: what its two sides are called ("base.folded"), or NULL. */
+	const char *base_name, *new_name;
 };
 
 /* flamegraph.pl's defaults (width 1200, height 16, minwidth 0.1 px, "hot" ...). */
 void flame_options_init(struct flame_options *o);
+
+struct strbuf;
+/*
+ * The title of p's graph, unescaped, appended to out: o->title, else for a
+ * differential profile "Diff: BASE → NEW" from o->base_name and o->new_name
+ * ("Differential Flame Graph" without them), else "Icicle Graph" (o->inverted)
+ * or "Flame Graph".
+ */
+void flame_title(const struct profile *p, const struct flame_options *o, struct strbuf *out);
 
 /*
  * Write p as an SVG to f (built in a buffer, written in large pieces;
