@@ -273,12 +273,14 @@ ui "ui" "$TMP/ui.svg" "$SCEN"
 $PLATEAU flamegraph --inverted -o "$TMP/ui-inv.svg" "$TMP/ui.folded"
 ui "ui --inverted" "$TMP/ui-inv.svg" "$SCEN"
 $PLATEAU flamegraph --flamechart -o "$TMP/ui-chart.svg" "$TMP/uichart.folded"
-$PLATEAU flamegraph --countname nanoseconds -o "$TMP/ui-ns.svg" "$TMP/ui.folded"
+# Amounts in mixed units (ms and µs): the matched share comes from the values (fg:v).
+$PLATEAU flamegraph --countname nanoseconds --factor 100000 -o "$TMP/ui-ns.svg" "$TMP/ui.folded"
 ui "ui in nanoseconds" "$TMP/ui-ns.svg" '
 import json, sys
-print(json.dumps([{"name": "details", "steps": [{"hover": "a (40",
-   "details": "Function: a (40 ns, 40.00%); 95% interval"}]},
- {"name": "root", "expect": [{"title": "all (", "label": "all (100 ns, 100%)"}]},
+print(json.dumps([{"name": "details", "steps": [{"hover": "a (4.00 ms",
+   "details": "Function: a (4.00 ms, 40.00%); 95% interval"}]},
+ {"name": "root", "expect": [{"title": "all (", "label": "all (10.00 ms, 100%)"},
+   {"title": "decompress_block (500.00 \u00b5s, 5.00%)"}]},
  {"name": "matched share from the values", "steps": [{"prompt": "^b$"}], "matched": "Matched: 55.0%"}]))
 '
 ui "ui --flamechart" "$TMP/ui-chart.svg" '
