@@ -10,6 +10,16 @@ static const char *const diff_usage[] = {
 	NULL,
 };
 
+/* How the title names an input: its file name, or the whole path when both are alike. */
+static const char *side_name(const char *path, const char *other)
+{
+	const char *b = strrchr(path, '/'), *o = strrchr(other, '/');
+
+	b = b && b[1] ? b + 1 : path;
+	o = o && o[1] ? o + 1 : other;
+	return strcmp(b, o) ? b : path;
+}
+
 int cmd_diff(int argc, const char **argv)
 {
 	const char *format = NULL, *out_path = NULL, *sample_type = NULL;
@@ -70,6 +80,8 @@ int cmd_diff(int argc, const char **argv)
 		die("%s", err.msg);
 	out = cmd_output_open(out_path);
 	fo.type = 1;
+	fo.base_name = side_name(argv[0], argv[1]);
+	fo.new_name = side_name(argv[1], argv[0]);
 	fo.negate = negate;
 	fo.diff_significance = true;
 	fo.diff_alpha = alpha;

@@ -53,10 +53,21 @@ struct flame_options {
 	bool data_only;				/* the viewer's JSON alone, not the page */
 	const struct truncate_stats *dropped;	/* what a cut folded into "other", or NULL */
 	const char *dropped_why;		/* and why ("maxNodes=8192") */
+	/* A differential profile: what its two sides are called ("base.folded"), or NULL. */
+	const char *base_name, *new_name;
 };
 
 /* flamegraph.pl's defaults (width 1200, height 16, minwidth 0.1 px, "hot" ...). */
 void flame_options_init(struct flame_options *o);
+
+struct strbuf;
+/*
+ * The title of p's graph, unescaped, appended to out: o->title, else for a
+ * differential profile "Diff: BASE → NEW" from o->base_name and o->new_name
+ * ("Differential Flame Graph" without them), else "Icicle Graph" (o->inverted)
+ * or "Flame Graph".
+ */
+void flame_title(const struct profile *p, const struct flame_options *o, struct strbuf *out);
 
 /*
  * Write p as an SVG to f (built in a buffer, written in large pieces;

@@ -35,17 +35,20 @@ int flame_palette_parse(const char *name)
 	return -1;
 }
 
-static bool is_hex_color(const char *s)
+static bool is_hex(const char *s, size_t len)
 {
-	if (s[0] != '#' || strlen(s) != 7)
-		return false;
-	for (int i = 1; i < 7; i++) {
+	for (size_t i = 0; i < len; i++) {
 		char c = s[i];
 
 		if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
 			return false;
 	}
-	return true;
+	return len > 0;
+}
+
+static bool is_hex_color(const char *s)
+{
+	return s[0] == '#' && strlen(s) == 7 && is_hex(s + 1, 6);
 }
 
 bool flame_background(int palette, const char *bgcolors, char c1[8], char c2[8])
@@ -354,6 +357,39 @@ static struct flame_rgb palette_rgb(int pal, double v1, double v2, double v3)
 	return c;
 }
 
+/* "0xADDR" alone, or "MODULE+0xOFFSET" (symbol/symname.h, format/pprof.c) with no blank. */
+static bool is_address_name(const char *s, size_t len)
+{
+	const char *plus = NULL;
+
+	if (len > 2 && s[0] == '0' && s[1] == 'x' && is_hex(s + 2, len - 2))
+		return true;
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] == ' ' || s[i] == '\t')
+			return false;
+		if (s[i] == '+')
+			plus = s + i;
+	}
+	return plus && plus > s && (size_t)(s + len - plus) > 3 && plus[1] == '0' &&
+	       plus[2] == 'x' && is_hex(plus + 3, (size_t)(s + len - plus - 3));
+}
+
+uint32_t flame_name_flags(const char *s, size_t len)
+{
+	size_t n = flame_strip_annotation(s, len);
+	uint32_t fl = 0;
+
+	if (n < len && s[n + 2] == 'k')
+		fl |= FRAME_KERNEL;
+	if (n < len && s[n + 2] == 'i')
+		fl |= FRAME_INLINED;
+	if (n < len && s[n + 2] == 'j')
+		fl |= FRAME_JIT;
+	if (!n || (n == 9 && !memcmp(s, "[unknown]", 9)) || is_address_name(s, n))
+		fl |= FRAME_UNSYMBOLIZED;
+	return fl;
+}
+
 static void compute_color(struct flame_colorer *c, const char *s, size_t len, uint32_t flags,
 			  char out[32])
 {
@@ -369,6 +405,13 @@ static void compute_color(struct flame_colorer *c, const char *s, size_t len, ui
 		v3 = rng_next(&c->rng);
 	} else {
 		v1 = v2 = v3 = perl_first_rand(codepoint_sum(s, len));
+	}
+	if (flags & FRAME_UNSYMBOLIZED) {
+		/* The HTML viewer's grey (viewer.js kindColor 4): no name, no hue. */
+		unsigned grey = 175 + (unsigned)(int)(40 * v1);
+
+		snprintf(out, 32, "rgb(%u,%u,%u)", grey, grey, grey);
+		return;
 	}
 	rgb = palette_rgb(resolve_palette(c->palette, s, len, flags), v1, v2, v3);
 	snprintf(out, 32, "rgb(%u,%u,%u)", rgb.r, rgb.g, rgb.b);

@@ -76,6 +76,7 @@ struct html_writer {
 	size_t nr_names, alloc_names, alloc_flags;
 	uint32_t *kids; /* scratch: children of one merged frame */
 	size_t alloc_kids;
+	struct strbuf title; /* of the page and of the data (flame_title) */
 };
 
 static void json_add_cstr(struct strbuf *sb, const char *s)
@@ -163,29 +164,10 @@ static void values_release(struct html_values *v)
 	free(v->ncount);
 }
 
-static bool ends_with(const char *s, size_t len, const char *suffix)
-{
-	size_t n = strlen(suffix);
-
-	return len >= n && !memcmp(s + len - n, suffix, n);
-}
-
-/* Flags a name's annotations imply (stackcollapse suffixes, "[unknown]"). */
+/* Flags a name's annotations imply (stackcollapse suffixes, unsymbolized names). */
 static uint32_t name_flags(const struct profile *p, uint32_t name)
 {
-	const char *s = profile_str(p, name);
-	size_t len = strtab_len(&p->strs, name);
-	uint32_t fl = 0;
-
-	if (ends_with(s, len, "_[k]"))
-		fl |= FRAME_KERNEL;
-	if (ends_with(s, len, "_[i]"))
-		fl |= FRAME_INLINED;
-	if (ends_with(s, len, "_[j]"))
-		fl |= FRAME_JIT;
-	if (!len || !strcmp(s, "[unknown]"))
-		fl |= FRAME_UNSYMBOLIZED;
-	return fl;
+	return flame_name_flags(profile_str(p, name), strtab_len(&p->strs, name));
 }
 
 /* The names index of strtab id name (ROOT_NAME for the root), added when new. */
@@ -471,7 +453,7 @@ static void header_write(struct html_writer *w)
 	}
 	n_eff = stats_effective_samples(&c, p, w->type);
 	strbuf_addf(&w->sb, "{\"version\":1,\"title\":");
-	json_add_cstr(&w->sb, o->title ? o->title : o->inverted ? "Icicle Graph" : "Flame Graph");
+	json_add_cstr(&w->sb, w->title.buf);
 	strbuf_addstr(&w->sb, ",\"subtitle\":");
 	json_add_cstr(&w->sb, o->subtitle);
 	strbuf_addstr(&w->sb, ",\"type\":");
@@ -523,9 +505,6 @@ static int page_write(struct html_writer *w, struct error *err)
 	static const char *const markers[] = {"@PLATEAU_TITLE@", "@PLATEAU_DATA@",
 					      "@PLATEAU_SCRIPT@"};
 	const char *pos = asset_viewer_html, *end = pos + asset_viewer_html_len;
-	const char *title = w->o->title	     ? w->o->title
-			    : w->o->inverted ? "Icicle Graph"
-					     : "Flame Graph";
 
 	for (size_t i = 0; i < ARRAY_SIZE(markers); i++) {
 		const char *m = memmem(pos, (size_t)(end - pos), markers[i], strlen(markers[i]));
@@ -538,7 +517,7 @@ static int page_write(struct html_writer *w, struct error *err)
 			break;
 		pos = m + strlen(markers[i]);
 		if (i == 0) {
-			strbuf_add_xml(&w->sb, title, strlen(title));
+			strbuf_add_xml(&w->sb, w->title.buf, w->title.len);
 			rc = writer_flush(w, 0);
 		} else {
 			rc = i == 1 ? data_write(w, err)
@@ -562,6 +541,8 @@ static int writer_init(struct html_writer *w, const struct profile *p,
 	memset(w, 0, sizeof(*w));
 	w->p = p;
 	w->o = o;
+	strbuf_init(&w->title, 64);
+	flame_title(p, o, &w->title);
 	w->f = f;
 	w->diff = profile_is_diff(p);
 	w->type = w->diff ? TYPE_NEW : o->type;
@@ -585,6 +566,7 @@ static void writer_release(struct html_writer *w)
 {
 	values_release(&w->v);
 	strbuf_release(&w->sb);
+	strbuf_release(&w->title);
 	free(w->name_idx);
 	free(w->names);
 	free(w->name_flags);

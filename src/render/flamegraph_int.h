@@ -66,7 +66,8 @@ void flame_colorer_release(struct flame_colorer *c);
 /*
  * The colour of a frame named name[0..len) with frame flags, as
  * flamegraph.pl computes it (same numbers for the same name), written
- * as "rgb(r,g,b)" (or a --cp map entry) to out.
+ * as "rgb(r,g,b)" (or a --cp map entry) to out.  FRAME_UNSYMBOLIZED frames
+ * are a grey of the same number instead, as the HTML viewer draws them.
  */
 void flame_color(struct flame_colorer *c, const char *name, size_t len, uint32_t flags,
 		 char out[32]);
@@ -82,6 +83,27 @@ int flame_palette_save(const struct flame_colorer *c, const char *path, struct e
 
 /* flamegraph.pl's name annotations ("_[k]", "_[i]", "_[j]", "_[w]"): length without it. */
 size_t flame_strip_annotation(const char *name, size_t len);
+
+/*
+ * The frame_flags a name implies, for names that come without flags (folded
+ * files): FRAME_KERNEL, FRAME_INLINED, FRAME_JIT from stackcollapse's "_[k]",
+ * "_[i]", "_[j]"; FRAME_UNSYMBOLIZED for "", "[unknown]", a bare "0xADDR"
+ * and "MODULE+0xOFFSET".  One classification for the SVG (greyed frames) and
+ * the HTML viewer (its nameFlags).
+ */
+uint32_t flame_name_flags(const char *name, size_t len);
+
+/* Values. */
+
+/* Whether flame_format_value prints values of unit (a time unit or "bytes"). */
+bool flame_unit_formatted(const char *unit);
+/*
+ * v, a value in a time unit ("nanoseconds" ... "seconds") or "bytes", as the
+ * HTML viewer prints it (viewer.js fmtValue): "950 ns", "1.50 µs", "2.25 ms",
+ * "3.00 s"; "512 B", "1.50 KiB" ... "TiB".
+ */
+struct strbuf;
+void flame_format_value(struct strbuf *sb, double v, const char *unit);
 
 /* Layout. */
 

@@ -4,6 +4,7 @@
 #include "util/common.h"
 #include "util/strbuf.h"
 #include "util/utf8.h"
+#include "format/format.h"
 #include "profile/stats.h"
 #include "render/flamegraph_int.h"
 
@@ -59,6 +60,9 @@ struct svg {
 	double value_div;  /* 10^decimals of the drawn type */
 	double base_div;   /* ... of base, in a diff */
 	double frames_top; /* inverted: y of the root row */
+	bool formatted;	   /* values printed as the viewer does ("1.23 ms"), not counted */
+	struct strbuf root; /* the root's title line and label: "all (1,234 samples, 100%)" */
+	struct strbuf tmp;
 };
 
 /* Numbers. */
@@ -120,6 +124,93 @@ static void add_count(struct strbuf *sb, double v)
 		v = -v;
 	}
 	strbuf_add_commas(sb, (unsigned long long)rint(v));
+}
+
+/*
+ * v as JavaScript's v.toFixed(d) prints it, which the HTML viewer uses:
+ * unlike printf, a value exactly halfway rounds away from zero, and -0 is "0".
+ */
+static void add_js_fixed(struct strbuf *sb, double v, int d)
+{
+	static const double pow10[] = {1, 10, 100};
+	double a = fabs(v), t = a * pow10[d];
+	char buf[1200], *dot;
+	unsigned long long n;
+
+	if (v == 0)
+		v = 0;
+	if (!(t < 1e19) || fabs(t - floor(t) - 0.5) > 1e-6) {
+		snprintf(buf, sizeof(buf), "%.*f", d, v);
+		strbuf_addstr(sb, buf);
+		return;
+	}
+	/* Near a tie: the exact decimal expansion of a tells (glibc prints it exactly). */
+	snprintf(buf, sizeof(buf), "%.1100f", a);
+	dot = strchr(buf, '.');
+	if (dot[d + 1] != '5' || strspn(dot + d + 2, "0") != strlen(dot + d + 2)) {
+		snprintf(buf, sizeof(buf), "%.*f", d, v);
+		strbuf_addstr(sb, buf);
+		return;
+	}
+	n = (unsigned long long)floor(t) + 1;
+	if (v < 0)
+		strbuf_addch(sb, '-');
+	strbuf_addf(sb, "%llu", n / (unsigned long long)pow10[d]);
+	if (d)
+		strbuf_addf(sb, ".%0*llu", d, n % (unsigned long long)pow10[d]);
+}
+
+static double unit_seconds(const char *unit)
+{
+	static const struct {
+		const char *name;
+		double secs;
+	} units[] = {
+		{"nanoseconds", 1e-9}, {"microseconds", 1e-6}, {"milliseconds", 1e-3}, {"seconds", 1},
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
+		if (!strcmp(unit, units[i].name))
+			return units[i].secs;
+	}
+	return 0;
+}
+
+bool flame_unit_formatted(const char *unit)
+{
+	return unit && (unit_seconds(unit) || !strcmp(unit, "bytes"));
+}
+
+void flame_format_value(struct strbuf *sb, double v, const char *unit)
+{
+	static const char *const suffix[] = {" B", " KiB", " MiB", " GiB", " TiB"};
+	double secs = unit_seconds(unit), a;
+	size_t i = 0;
+
+	if (secs) {
+		v *= secs;
+		a = fabs(v);
+		if (a >= 1 || a == 0) {
+			add_js_fixed(sb, v, 2);
+			strbuf_addstr(sb, " s");
+		} else if (a >= 1e-3) {
+			add_js_fixed(sb, v * 1e3, 2);
+			strbuf_addstr(sb, " ms");
+		} else if (a >= 1e-6) {
+			add_js_fixed(sb, v * 1e6, 2);
+			strbuf_addstr(sb, " \xc2\xb5s"); /* µs */
+		} else {
+			add_js_fixed(sb, v * 1e9, 0);
+			strbuf_addstr(sb, " ns");
+		}
+		return;
+	}
+	while (fabs(v) >= 1024 && i + 1 < ARRAY_SIZE(suffix)) {
+		v /= 1024;
+		i++;
+	}
+	add_js_fixed(sb, v, i ? 2 : 0);
+	strbuf_addstr(sb, suffix[i]);
 }
 
 /* Text. */
@@ -194,13 +285,25 @@ static void flush_some(struct svg *s)
 
 /* The document head: sizes, styles, the script and the fixed text elements. */
 
-static const char *graph_title(const struct flame_options *o)
+void flame_title(const struct profile *p, const struct flame_options *o, struct strbuf *out)
 {
 	if (o->title && *o->title)
-		return o->title;
-	if (o->flamechart)
-		return "Flame Chart";
-	return o->inverted ? "Icicle Graph" : "Flame Graph";
+		strbuf_addstr(out, o->title);
+	else if (profile_is_diff(p) && o->base_name && o->new_name)
+		strbuf_addf(out, "Diff: %s \xe2\x86\x92 %s", o->base_name, o->new_name); /* → */
+	else if (profile_is_diff(p))
+		strbuf_addstr(out, "Differential Flame Graph");
+	else
+		strbuf_addstr(out, o->inverted ? "Icicle Graph" : "Flame Graph");
+}
+
+/* The SVG's title: flame_title's, or "Flame Chart" for a flame chart of one profile. */
+static void graph_title(const struct svg *s, struct strbuf *out)
+{
+	if (s->o->flamechart && !(s->o->title && *s->o->title) && !s->l->diff)
+		strbuf_addstr(out, "Flame Chart");
+	else
+		flame_title(s->p, s->o, out);
 }
 
 static void add_header(struct svg *s, const char *bg1, const char *bg2)
@@ -331,12 +434,14 @@ static void add_fixed_texts(struct svg *s)
 	double w = o->width, bottom = s->height - s->ypad4 - s->ypad2 / 2;
 	struct strbuf t = STRBUF_INIT;
 
-	strbuf_addstr(&s->sb, "<rect x=\"0.0\" y=\"0\" width=\"");
+	strbuf_addstr(&s->sb, "<rect id=\"background-rect\" x=\"0.0\" y=\"0\" width=\"");
 	add_fixed(&s->sb, w, 1);
 	strbuf_addstr(&s->sb, "\" height=\"");
 	add_fixed(&s->sb, s->height, 1);
 	strbuf_addstr(&s->sb, "\" fill=\"url(#background)\"  />\n");
-	add_text(s, "title", floor(w / 2), o->fontsize * 2, "", graph_title(o));
+	graph_title(s, &t);
+	add_text(s, "title", floor(w / 2), o->fontsize * 2, "", t.buf);
+	strbuf_reset(&t);
 	if (o->subtitle && *o->subtitle)
 		add_text(s, "subtitle", floor(w / 2), o->fontsize * 4, "", o->subtitle);
 	add_text(s, "details", XPAD, bottom, "", " ");
@@ -399,6 +504,23 @@ static void add_diff_lines(struct svg *s, const struct flame_frame *fr, double p
 		    p);
 }
 
+/*
+ * A frame's value, unescaped: "1,234 samples" as flamegraph.pl prints it, or
+ * "1.23 ms" as the HTML viewer does when the count name is its unit.
+ */
+static void add_amount(const struct svg *s, struct strbuf *sb, int64_t value)
+{
+	double v = (double)value / s->value_div * s->o->factor;
+
+	if (s->formatted) {
+		flame_format_value(sb, v, s->o->countname);
+		return;
+	}
+	add_count(sb, rint(v));
+	strbuf_addch(sb, ' ');
+	strbuf_addstr(sb, s->o->countname);
+}
+
 /* The tooltip: "name (N samples, P%)" as flamegraph.pl, then plateau's lines. */
 static void add_title(struct svg *s, const struct flame_frame *fr, double p)
 {
@@ -413,17 +535,13 @@ static void add_title(struct svg *s, const struct flame_frame *fr, double p)
 
 	strbuf_addstr(sb, "<title>");
 	if (!fr->node) {
-		strbuf_addstr(sb, "all (");
-		add_count(sb, shown);
-		strbuf_addch(sb, ' ');
-		add_xml_str(sb, o->countname);
-		strbuf_addstr(sb, ", 100%)");
+		strbuf_add_xml(sb, s->root.buf, s->root.len);
 	} else {
 		strbuf_add_xml(sb, name, len);
 		strbuf_addstr(sb, " (");
-		add_count(sb, shown);
-		strbuf_addch(sb, ' ');
-		add_xml_str(sb, o->countname);
+		strbuf_reset(&s->tmp);
+		add_amount(s, &s->tmp, fr->value);
+		strbuf_add_xml(sb, s->tmp.buf, s->tmp.len);
 		strbuf_addstr(sb, ", ");
 		add_fixed(sb, share_pct(shown, whole), 2);
 		strbuf_addch(sb, '%');
@@ -464,7 +582,9 @@ static void frame_fill(struct svg *s, const struct flame_frame *fr, char fill[32
 
 	*p = -1;
 	if (!l->diff || (len == 2 && !memcmp(name, "--", 2)) || (len == 1 && name[0] == '-')) {
-		flame_color(&s->colorer, name, len, fr->flags, fill);
+		/* Unsymbolized by name too: a folded file's "[unknown]" has no flags. */
+		flame_color(&s->colorer, name, len,
+			    fr->node ? fr->flags | flame_name_flags(name, len) : fr->flags, fill);
 		return;
 	}
 	if (l->diff_counts && s->o->diff_significance) {
@@ -495,7 +615,8 @@ static void add_frame(struct svg *s, const struct flame_frame *fr)
 		y1 = y2 - s->fh + FRAMEPAD;
 	}
 	frame_fill(s, fr, fill, &p);
-	strbuf_addstr(sb, "<g>\n");
+	/* fg:v: the value, for the script's matched share (the title may show "1.23 ms"). */
+	strbuf_addf(sb, "<g fg:v=\"%" PRId64 "\">\n", fr->value);
 	add_title(s, fr, p);
 	/* Rounded like flamegraph.pl: x and the right edge, then their difference. */
 	rx1 = rint(x1 * 10) / 10;
@@ -521,6 +642,9 @@ static void add_frame(struct svg *s, const struct flame_frame *fr)
 
 		add_label(sb, name, flame_strip_annotation(name, strtab_len(&pr->strs, f->name)),
 			  x2 - x1, s->char_w);
+	} else {
+		/* The root says what the whole graph is, zoomed or not (flamegraph.pl leaves it blank). */
+		add_label(sb, s->root.buf, s->root.len, x2 - x1, s->char_w);
 	}
 	strbuf_addstr(sb, "</text>\n</g>\n");
 }
@@ -543,6 +667,10 @@ static void svg_geometry(struct svg *s)
 	s->value_div = 1;
 	for (uint32_t d = 0; d < s->l->p->types[s->l->type].decimals; d++)
 		s->value_div *= 10;
+	s->formatted = flame_unit_formatted(o->countname);
+	strbuf_addstr(&s->root, "all (");
+	add_amount(s, &s->root, s->l->frames[0].value);
+	strbuf_addstr(&s->root, ", 100%)");
 }
 
 static int check_options(const struct flame_options *o, struct error *err)
@@ -600,7 +728,7 @@ int flamegraph_svg_write(const struct profile *p, const struct flame_options *o,
 			 struct error *err)
 {
 	struct flame_layout l;
-	struct svg s = {.f = f, .o = o, .l = &l};
+	struct svg s = {.f = f, .o = o, .l = &l, .root = STRBUF_INIT, .tmp = STRBUF_INIT};
 	int rc;
 
 	if ((rc = check_options(o, err)) || (rc = flame_layout_build(&l, p, o, err)))
@@ -608,6 +736,8 @@ int flamegraph_svg_write(const struct profile *p, const struct flame_options *o,
 	s.p = l.p;
 	rc = write_svg(&s, err);
 	strbuf_release(&s.sb);
+	strbuf_release(&s.root);
+	strbuf_release(&s.tmp);
 	flame_colorer_release(&s.colorer);
 	flame_layout_release(&l);
 	return rc;

@@ -5,6 +5,7 @@
 #include <cmocka.h>
 
 #include "util/common.h"
+#include "util/strbuf.h"
 #include "profile/diff.h"
 #include "format/format.h"
 #include "render/flamegraph_int.h"
@@ -493,6 +494,145 @@ static void test_tooltip_interval_and_flags(void **state)
 	profile_free(p);
 }
 
+static void test_name_flags(void **state)
+{
+	static const struct {
+		const char *name;
+		uint32_t flags;
+	} cases[] = {
+		{"[unknown]", FRAME_UNSYMBOLIZED},
+		{"", FRAME_UNSYMBOLIZED},
+		{"0x7f3a00c0ffee", FRAME_UNSYMBOLIZED},
+		{"libc.so.6+0x9d2c0", FRAME_UNSYMBOLIZED},
+		{"[kernel.kallsyms]+0xffffffff81000000", FRAME_UNSYMBOLIZED},
+		{"0xcafe_[k]", FRAME_UNSYMBOLIZED | FRAME_KERNEL},
+		{"[unknown]_[j]", FRAME_UNSYMBOLIZED | FRAME_JIT},
+		{"inl_[i]", FRAME_INLINED},
+		{"main", 0},
+		{"deadbeef", 0},
+		{"0x", 0},
+		{"0xgg", 0},
+		{"a+b", 0},
+		{"+0x12", 0},
+		{"mod+0x", 0},
+		{"operator new (unsigned long)+0x1c", 0},
+		{"waker_[w]", 0},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		uint32_t got = flame_name_flags(cases[i].name, strlen(cases[i].name));
+
+		if (got != cases[i].flags)
+			fail_msg("%s: flags %u, not %u", cases[i].name, got, cases[i].flags);
+	}
+}
+
+static void test_unsymbolized_grey(void **state)
+{
+	struct flame_colorer c;
+	char a[32];
+	unsigned r, g, b;
+
+	(void)state;
+	flame_colorer_init(&c, PAL_JAVA, false, false, 1);
+	flame_color(&c, "libc.so.6+0x10", 14, FRAME_UNSYMBOLIZED, a);
+	assert_int_equal(sscanf(a, "rgb(%u,%u,%u)", &r, &g, &b), 3);
+	assert_true(r == g && g == b && r >= 175 && r <= 215);
+	flame_colorer_release(&c);
+}
+
+/* flame_format_value as viewer.js prints (JavaScript's toFixed: halfway away from zero). */
+static void test_format_value(void **state)
+{
+	static const struct {
+		double v;
+		const char *unit, *want;
+	} cases[] = {
+		{950, "nanoseconds", "950 ns"},
+		{1125, "nanoseconds", "1.13 \xc2\xb5s"}, /* printf's %.2f: 1.12 */
+		{2625000000.0, "nanoseconds", "2.63 s"},
+		{0, "nanoseconds", "0.00 s"},
+		{1500, "microseconds", "1.50 ms"},
+		{90, "seconds", "90.00 s"},
+		{1023, "bytes", "1023 B"},
+		{1152, "bytes", "1.13 KiB"},
+		{1048576, "bytes", "1.00 MiB"},
+		{1125899906842624.0, "bytes", "1024.00 TiB"},
+	};
+
+	(void)state;
+	assert_true(flame_unit_formatted("bytes") && flame_unit_formatted("milliseconds"));
+	assert_false(flame_unit_formatted("count") || flame_unit_formatted("ns") ||
+		     flame_unit_formatted(NULL));
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct strbuf sb = STRBUF_INIT;
+
+		flame_format_value(&sb, cases[i].v, cases[i].unit);
+		if (strcmp(sb.buf, cases[i].want))
+			fail_msg("%g %s: '%s', not '%s'", cases[i].v, cases[i].unit, sb.buf,
+				 cases[i].want);
+		strbuf_release(&sb);
+	}
+}
+
+static void test_root_label_and_amounts(void **state)
+{
+	struct profile *p = folded("a;b 1500\na;c 500\n", false);
+	struct flame_options o;
+	char *doc;
+
+	(void)state;
+	flame_options_init(&o);
+	doc = svg(p, &o);
+	assert_non_null(strstr(doc, "\">all (2,000 samples, 100%)</text>"));
+	free(doc);
+	o.countname = "microseconds";
+	doc = svg(p, &o);
+	assert_non_null(strstr(doc, "<title>all (2.00 ms, 100%)</title>"));
+	assert_non_null(strstr(doc, "\">all (2.00 ms, 100%)</text>"));
+	assert_non_null(strstr(doc, "<title>b (1.50 ms, 75.00%)"));
+	assert_non_null(strstr(doc, "<g fg:v=\"1500\">\n<title>b "));
+	free(doc);
+	o.width = 60; /* 40 px for the root, 5 characters: cut as any label */
+	doc = svg(p, &o);
+	assert_non_null(strstr(doc, "\">all..</text>"));
+	free(doc);
+	profile_free(p);
+}
+
+static void test_diff_title(void **state)
+{
+	struct profile *base = folded("a;b 10\n", false), *new = folded("a;b 12\n", false), *d;
+	struct diff_options dopt = {.alpha = 0.05};
+	struct error err = ERROR_INIT;
+	struct strbuf t = STRBUF_INIT;
+	struct flame_options o;
+
+	(void)state;
+	d = diff_build(base, new, &dopt, &err);
+	assert_non_null(d);
+	flame_options_init(&o);
+	flame_title(d, &o, &t);
+	assert_string_equal(t.buf, "Differential Flame Graph");
+	strbuf_reset(&t);
+	o.base_name = "base.folded";
+	o.new_name = "new <1>.folded";
+	flame_title(d, &o, &t);
+	assert_string_equal(t.buf, "Diff: base.folded \xe2\x86\x92 new <1>.folded");
+	strbuf_reset(&t);
+	flame_title(base, &o, &t);
+	assert_string_equal(t.buf, "Flame Graph");
+	strbuf_reset(&t);
+	o.title = "Mine";
+	flame_title(d, &o, &t);
+	assert_string_equal(t.buf, "Mine");
+	strbuf_release(&t);
+	profile_free(d);
+	profile_free(base);
+	profile_free(new);
+}
+
 static void test_total_factor_and_errors(void **state)
 {
 	struct profile *p = folded("a 10\n", false);
@@ -565,6 +705,11 @@ int main(void)
 		cmocka_unit_test(test_tooltip_interval_and_flags),
 		cmocka_unit_test(test_total_factor_and_errors),
 		cmocka_unit_test(test_deep_stack),
+		cmocka_unit_test(test_name_flags),
+		cmocka_unit_test(test_unsymbolized_grey),
+		cmocka_unit_test(test_format_value),
+		cmocka_unit_test(test_root_label_and_amounts),
+		cmocka_unit_test(test_diff_title),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

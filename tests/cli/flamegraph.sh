@@ -28,9 +28,9 @@ same_as_pl() { # DESC INPUT OPTIONS...: plateau draws the boxes flamegraph.pl dr
 			python3 "$CLI/flamegraph_cmp.py" --golden "$TMP/pl.svg" "$FGOLD/$key.json.gz"
 			echo "$key $desc" >>"$FGOLD/MANIFEST.new"
 		fi
-		check "$desc (live flamegraph.pl)" python3 "$CLI/flamegraph_cmp.py" "$TMP/pl.svg" "$TMP/pt.svg"
+		check "$desc (live flamegraph.pl)" python3 "$CLI/flamegraph_cmp.py" --departures "$TMP/pl.svg" "$TMP/pt.svg"
 	fi
-	check "$desc (golden $key)" python3 "$CLI/flamegraph_cmp.py" "$FGOLD/$key.json.gz" "$TMP/pt.svg"
+	check "$desc (golden $key)" python3 "$CLI/flamegraph_cmp.py" --departures "$FGOLD/$key.json.gz" "$TMP/pt.svg"
 }
 if [ "${FLAMEGRAPH_GOLDEN_WRITE:-}" = 1 ]; then
 	[ -f "$FG/flamegraph.pl" ] || { echo "Bail out! FLAMEGRAPH_GOLDEN_WRITE=1 needs FLAMEGRAPH_DIR"; exit 1; }
@@ -84,7 +84,10 @@ check_grep "--fontsize" 'font-size:9px;' "$TMP/o.svg"
 fg --fontwidth 0.3
 check_grep "--fontwidth" 'fg:fontwidth="0.3"' "$TMP/o.svg"
 fg --countname bytes
-check_grep "--countname" '<title>all \([0-9,]+ bytes, 100%\)' "$TMP/o.svg"
+check_grep "--countname bytes: values in B/KiB/MiB as the HTML viewer prints them" \
+	'<title>all \([0-9]+\.[0-9]{2} (KiB|MiB), 100%\)' "$TMP/o.svg"
+fg --countname widgets
+check_grep "--countname: other names count" '<title>all \([0-9,]+ widgets, 100%\)' "$TMP/o.svg"
 fg --nametype 'Frame:'
 check_grep "--nametype" 'fg:nametype="Frame:"' "$TMP/o.svg"
 fg --bgcolors blue
@@ -146,7 +149,7 @@ check_grep "several files are merged" '<title>all \(202 samples, 100%\)' "$TMP/o
 $PLATEAU flamegraph <"$TMP/small.folded" >"$TMP/o.svg"
 check_grep "no file: stdin" '<title>all \(101 samples, 100%\)' "$TMP/o.svg"
 $PLATEAU flamegraph "$FIX/perf/demo.perf.txt" >"$TMP/perf.svg"
-check_grep "a unit other than count names the counts" '<title>all \([0-9,]+ nanoseconds, 100%\)' "$TMP/perf.svg"
+check_grep "a time unit is printed as the HTML viewer does" '<title>all \([0-9]+\.[0-9]{2} (s|ms|µs), 100%\)' "$TMP/perf.svg"
 $PLATEAU flamegraph --countname nanoseconds "$PERF/demo.default.folded" >"$TMP/perf-folded.svg"
 check "perf script input draws as its collapsed folded file" \
 	python3 "$CLI/flamegraph_cmp.py" "$TMP/perf-folded.svg" "$TMP/perf.svg"
@@ -228,12 +231,13 @@ a = at("a (40")
 url = "?x=%s&y=%s" % (a["x"], a["y"])
 S = [
  {"name": "load", "ids": True, "unzoomShown": False, "expect": [
-   {"title": "decompress_block (", "label": "decomp.."}]},
+   {"title": "decompress_block (", "label": "decomp.."},
+   {"title": "all (", "label": "all (100 samples, 100%)"}]},
  {"name": "zoom", "steps": [{"click": "a (40"}], "unzoomShown": True, "url": url, "expect": [
    {"title": "a (40", "full": 1, "parent": False},
    {"title": "c (10", "x": 895, "w": 295},
    {"title": "main (", "full": 1, "parent": True},
-   {"title": "all (", "full": 1, "parent": True},
+   {"title": "all (", "full": 1, "parent": True, "label": "all (100 samples, 100%)"},
    {"title": "other (", "hidden": True},
    {"title": "b (20", "hidden": True},
    {"title": "decompress_block (", "hidden": True}]},
@@ -269,6 +273,16 @@ ui "ui" "$TMP/ui.svg" "$SCEN"
 $PLATEAU flamegraph --inverted -o "$TMP/ui-inv.svg" "$TMP/ui.folded"
 ui "ui --inverted" "$TMP/ui-inv.svg" "$SCEN"
 $PLATEAU flamegraph --flamechart -o "$TMP/ui-chart.svg" "$TMP/uichart.folded"
+# Amounts in mixed units (ms and µs): the matched share comes from the values (fg:v).
+$PLATEAU flamegraph --countname nanoseconds --factor 100000 -o "$TMP/ui-ns.svg" "$TMP/ui.folded"
+ui "ui in nanoseconds" "$TMP/ui-ns.svg" '
+import json, sys
+print(json.dumps([{"name": "details", "steps": [{"hover": "a (4.00 ms",
+   "details": "Function: a (4.00 ms, 40.00%); 95% interval"}]},
+ {"name": "root", "expect": [{"title": "all (", "label": "all (10.00 ms, 100%)"},
+   {"title": "decompress_block (500.00 \u00b5s, 5.00%)"}]},
+ {"name": "matched share from the values", "steps": [{"prompt": "^b$"}], "matched": "Matched: 55.0%"}]))
+'
 ui "ui --flamechart" "$TMP/ui-chart.svg" '
 import json, sys
 print(json.dumps([{"name": "zoom", "steps": [{"click": "a (2"}], "expect": [
@@ -316,6 +330,70 @@ check_grep "... and flagged not significant" '^change not significant \(p=0.4' "
 check_grep "the footer gives both sample counts" '>base 52 samples, new 54 samples;' "$TMP/noise.svg"
 $PLATEAU diff --negate "$F/base.folded" "$F/new.folded" >"$TMP/diffneg.svg"
 check_grep "diff --negate swaps the hues" 'fill="rgb\([0-9]+,[0-9]+,255\)"' "$TMP/diffneg.svg"
+
+# What a new user found (issue 17).
+# The root frame is labelled with the total, before any zoom.
+$PLATEAU flamegraph "$TMP/small.folded" >"$TMP/o.svg"
+check_grep "the root is labelled with the total" '^<text x="13.00" y="[0-9.]+">all \(101 samples, 100%\)</text>$' "$TMP/o.svg"
+$PLATEAU flamegraph --inverted --countname nanoseconds "$TMP/small.folded" >"$TMP/o.svg"
+check_grep "... in an icicle graph, in the unit" '^<text x="13.00" y="[0-9.]+">all \(101 ns, 100%\)</text>$' "$TMP/o.svg"
+# Values in time units and bytes exactly as the HTML viewer prints them
+# (viewer.js's own function, run in node), halfway cases included.
+python3 - >"$TMP/vals.folded" <<'PY'
+import random
+random.seed(17)
+vals = {1, 5, 999, 1000, 1005, 1015, 1125, 1152, 2500, 3200, 9995, 999994, 999995, 1000000, 1005000,
+        1125000, 1234567, 12345678901, 5005000000, 1023, 1024, 1536, 1048575, 1048576, 1073741824,
+        1099511627776, 1125899906842624, 4503599627370496}
+for e in range(16):
+    for _ in range(8):
+        vals.add(random.randint(10**e, 10**(e + 1)))
+        vals.add(random.randint(1, 40) * 125 * 10**max(0, e - 3))  # halfway in 2 decimals
+for v in sorted(vals):
+    print("root;v%d %d" % (v, v))
+PY
+for unit in nanoseconds microseconds milliseconds seconds bytes; do
+	$PLATEAU flamegraph --minwidth 0 --countname $unit "$TMP/vals.folded" >"$TMP/vals.svg"
+	line=$(node "$CLI/flamegraph_units.js" "$TOP/src/render/assets/viewer.js" "$TMP/vals.svg" $unit)
+	case "$line" in
+	PASS*) ok "${line#PASS }" ;;
+	*) not_ok "${line#FAIL }" ;;
+	esac
+done
+# Unsymbolized frames are grey, classified as the HTML viewer's nameFlags are.
+printf 'main;[unknown] 4\nmain;0x7f00beef 3\nmain;libc.so.6+0x9d2c0 2\nmain;a+b 1\nmain;0xcafe_[k] 1\nmain;deadbeef 1\n' >"$TMP/unsym.folded"
+$PLATEAU flamegraph "$TMP/unsym.folded" >"$TMP/o.svg"
+fill_of() { grep -F -A1 "<title>$1 (" "$TMP/o.svg" | grep -o 'fill="rgb([0-9,]*)"'; }
+is_grey() { # FILL: rgb(v,v,v)
+	[[ $1 =~ rgb\(([0-9]+),([0-9]+),([0-9]+)\) ]] && [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ] &&
+		[ "${BASH_REMATCH[2]}" = "${BASH_REMATCH[3]}" ]
+}
+hued() { [[ $1 == fill=* ]] && ! is_grey "$1"; }
+for name in '[unknown]' 0x7f00beef libc.so.6+0x9d2c0 0xcafe; do
+	check "unsymbolized $name is grey" is_grey "$(fill_of "$name")"
+done
+for name in a+b deadbeef main; do
+	check "$name keeps its colour" hued "$(fill_of "$name")"
+done
+$PLATEAU flamegraph --format html "$TMP/unsym.folded" >"$TMP/unsym.html"
+check "the HTML viewer flags the same names unsymbolized (F_UNSYM)" python3 -c '
+import json, re, sys
+d = json.loads(re.search(r"<script [^>]*id=\"plateau-data\"[^>]*>(.*?)</script>", open(sys.argv[1]).read(), re.S).group(1))
+unsym = sorted(n for n, f in zip(d["names"], d["nameFlags"]) if f & 8)
+sys.exit(unsym != sorted(["[unknown]", "0x7f00beef", "libc.so.6+0x9d2c0", "0xcafe_[k]"]))' "$TMP/unsym.html"
+# A diff names its two sides, in the SVG and the HTML page.
+mkdir -p "$TMP/d1" "$TMP/d2"
+cp "$F/base.folded" "$TMP/d1/x.folded"
+cp "$F/new.folded" "$TMP/d2/x.folded"
+$PLATEAU diff "$F/base.folded" "$F/new.folded" >"$TMP/o.svg"
+check_grep "the diff SVG is titled with its two inputs" '<text id="title"[^>]*>Diff: base.folded → new.folded</text>' "$TMP/o.svg"
+$PLATEAU diff --format html "$F/base.folded" "$F/new.folded" >"$TMP/o.html"
+check_grep "the diff page is titled with its two inputs" '<title>Diff: base.folded → new.folded</title>' "$TMP/o.html"
+check_grep "... and so is its viewer's heading" '"title":"Diff: base.folded → new.folded"' "$TMP/o.html"
+$PLATEAU diff --format html "$TMP/d1/x.folded" "$TMP/d2/x.folded" >"$TMP/o.html"
+check_grep "inputs of one file name are told apart by their paths" "<title>Diff: $TMP/d1/x.folded → $TMP/d2/x.folded</title>" "$TMP/o.html"
+$PLATEAU diff --title 'Release 2' "$F/base.folded" "$F/new.folded" >"$TMP/o.svg"
+check_grep "--title still wins" '<text id="title"[^>]*>Release 2</text>' "$TMP/o.svg"
 
 # --help lists every option.
 $PLATEAU flamegraph --help >"$TMP/help.txt"

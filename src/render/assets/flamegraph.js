@@ -1,29 +1,37 @@
 // SPDX-License-Identifier: MIT
-// plateau flame graph: zoom, search and shareable views for the SVG that
-// src/render/flamegraph_svg.c writes.  The document holds one <g> per frame
-// under <g id="frames"> (the root first), each with a <title> whose first
-// line is "NAME (COUNT UNIT, P%...)", a <rect> and a <text>.  Settings come
-// from fg:* attributes on the <svg> element.  Zoom and search are kept in
-// the URL (?x=..&y=.. and ?s=..) so a shared link reopens the same view.
+// plateau flame graph: zoom, search, shareable views and a width that fills
+// the window, for the SVG that src/render/flamegraph_svg.c writes.  The
+// document holds one <g fg:v="VALUE"> per frame under <g id="frames"> (the
+// root first), each with a <title> whose first line is "NAME (AMOUNT, P%...)",
+// a <rect> and a <text>.  Settings come from fg:* attributes on the <svg>
+// element.  Zoom and search are kept in the URL (?x=..&y=.. and ?s=..,
+// coordinates as the file has them) so a shared link reopens the same view.
+//
+// The file is drawn for its width attribute (1200 by default), which is
+// what an <img> shows (no script runs there).  Opened as a document (or in
+// an <object> or <iframe>) the script sets the width to 100% and lays the
+// frames out again for the window's width on load and on each resize, at
+// one pixel per unit, so text keeps its size and labels get the room.
 "use strict";
 
 var fg = null;
 
-function fgConf(svg, name) {
+function fgConf(el, name) {
 	var ns = "https://plateau.dev/ns/flamegraph";
-	var v = svg.getAttributeNS ? svg.getAttributeNS(ns, name) : null;
-	return v !== null && v !== "" ? v : svg.getAttribute("fg:" + name);
+	var v = el.getAttributeNS ? el.getAttributeNS(ns, name) : null;
+	return v !== null && v !== "" ? v : el.getAttribute("fg:" + name);
 }
 
-// The name and count from a title's first line: "NAME (1,234 samples, 5.00%)".
-function fgParseTitle(title) {
+// A title's first line, "NAME (1,234 samples, 5.00%)" or "NAME (1.23 ms, 5.00%)".
+function fgFirstLine(title) {
 	var nl = title.indexOf("\n");
-	var first = nl < 0 ? title : title.substring(0, nl);
+	return nl < 0 ? title : title.substring(0, nl);
+}
+
+// The name in a title's first line.
+function fgParseName(first) {
 	var cut = first.lastIndexOf(" (");
-	if (cut < 0)
-		return { name: first, count: 0 };
-	var num = first.substring(cut + 2).split(" ")[0].replace(/,/g, "");
-	return { name: first.substring(0, cut), count: parseFloat(num) || 0 };
+	return cut < 0 ? first : first.substring(0, cut);
 }
 
 function fgChild(el, tag) {
@@ -36,15 +44,20 @@ function FgFrame(g, index) {
 	this.rect = fgChild(g, "rect");
 	this.text = fgChild(g, "text");
 	this.tip = fgChild(g, "title").textContent;
-	var t = fgParseTitle(this.tip);
-	this.name = index === 0 ? "all" : t.name;
-	this.count = t.count;
+	var first = fgFirstLine(this.tip);
+	// The root's label is its whole first line: "all (1,234 samples, 100%)".
+	this.name = index === 0 ? first : fgParseName(first);
+	this.count = parseFloat(fgConf(g, "v")) || 0;
+	// As drawn in the file (sx, sy also name the frame in URLs) ...
 	this.sx = this.rect.getAttribute("x");
 	this.sy = this.rect.getAttribute("y");
 	this.sw = this.rect.getAttribute("width");
-	this.ox = parseFloat(this.sx);
+	this.fx = parseFloat(this.sx);
+	this.fw = parseFloat(this.sw);
+	// ... and as laid out for the current width.
+	this.ox = this.fx;
 	this.oy = parseFloat(this.sy);
-	this.ow = parseFloat(this.sw);
+	this.ow = this.fw;
 	this.stx = this.text.getAttribute("x");
 	this.label = this.text.textContent;
 	this.fill = this.rect.getAttribute("fill");
@@ -63,6 +76,8 @@ function init(evt) {
 		nametype: fgConf(svg, "nametype") || "",
 		searchcolor: fgConf(svg, "searchcolor") || "rgb(230,0,230)",
 		width: parseFloat(svg.getAttribute("width")),
+		fileWidth: parseFloat(svg.getAttribute("width")),
+		height: parseFloat(svg.getAttribute("height")),
 		frames: [],
 		zoomed: null,
 		term: null,
@@ -75,6 +90,7 @@ function init(evt) {
 	};
 	for (var i = 0; i < groups.length; i++)
 		fg.frames.push(new FgFrame(groups[i], i));
+	fgFluid();
 	var params = fgParams();
 	if (params.i === "1")
 		fgSetIgnorecase(true, false);
@@ -136,6 +152,69 @@ function fgSetParams(change) {
 	}
 }
 
+// Width: fill the window.
+
+var FG_MIN_WIDTH = 320;
+
+function fgFluid() {
+	var svg = fg.svg;
+	// In an <img> nothing runs; inline in an HTML page the host decides.
+	if (document.documentElement !== svg || !svg.getBoundingClientRect)
+		return;
+	svg.setAttribute("width", "100%");
+	fgResize();
+	var pending = false;
+	var later = window.requestAnimationFrame ? window.requestAnimationFrame.bind(window)
+		: function (fn) { window.setTimeout(fn, 16); };
+	window.addEventListener("resize", function () {
+		if (pending)
+			return;
+		pending = true;
+		later(function () {
+			pending = false;
+			fgResize();
+		});
+	}, false);
+}
+
+function fgResize() {
+	var w = Math.floor(fg.svg.getBoundingClientRect().width);
+	// Narrower than the controls need: drawn at the minimum and scaled down.
+	fgLayout(Math.max(w, FG_MIN_WIDTH));
+}
+
+function fgSetX(id, x) {
+	var el = document.getElementById(id);
+	if (el)
+		el.setAttribute("x", String(x));
+}
+
+// Lay the frames and the fixed texts out for width w (one unit per pixel).
+function fgLayout(w) {
+	var k = (w - 2 * fg.xpad) / (fg.fileWidth - 2 * fg.xpad);
+	fg.width = w;
+	fg.svg.setAttribute("viewBox", "0 0 " + w + " " + fg.height);
+	var bg = document.getElementById("background-rect");
+	if (bg)
+		bg.setAttribute("width", w.toFixed(1));
+	fgSetX("title", Math.floor(w / 2));
+	fgSetX("subtitle", Math.floor(w / 2));
+	fgSetX("search", w - fg.xpad - 100);
+	fgSetX("ignorecase", w - fg.xpad - 16);
+	fgSetX("matched", w - fg.xpad - 100);
+	for (var i = 0; i < fg.frames.length; i++) {
+		var f = fg.frames[i];
+		f.ox = fg.xpad + (f.fx - fg.xpad) * k;
+		f.ow = f.fw * k;
+	}
+	if (fg.zoomed) {
+		fgZoom(fg.zoomed);
+	} else {
+		for (var j = 0; j < fg.frames.length; j++)
+			fgRestore(fg.frames[j]);
+	}
+}
+
 // Drawing helpers.
 
 function fgFit(name, w) {
@@ -155,9 +234,14 @@ function fgPlace(f, x, w) {
 	f.text.textContent = fgFit(f.name, w);
 }
 
+// Unzoomed: as in the file at its own width, else laid out for this one.
 function fgRestore(f) {
 	f.g.classList.remove("hide");
 	f.g.classList.remove("parent");
+	if (fg.width !== fg.fileWidth) {
+		fgPlace(f, f.ox, f.ow);
+		return;
+	}
 	f.rect.setAttribute("x", f.sx);
 	f.rect.setAttribute("width", f.sw);
 	f.text.setAttribute("x", f.stx);
