@@ -583,8 +583,9 @@ int flamegraph_html_write(const struct profile *p, const struct flame_options *o
 		return error_set(err, ERR_USAGE, "the profile has no sample types");
 	rc = writer_init(&w, p, o, f, err);
 	if (!rc && o->data_only) {
-		if (data_write(&w) || ferror(f) || fflush(f))
-			rc = error_set(err, ERR_IO, "write error: %s", strerror(errno));
+		if (data_write(&w, err) || ferror(f) || fflush(f))
+			rc = err->code ? err->code
+				       : error_set(err, ERR_IO, "write error: %s", strerror(errno));
 	} else if (!rc) {
 		rc = page_write(&w, err);
 	}
