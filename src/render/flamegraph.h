@@ -50,9 +50,9 @@ struct flame_options {
 	double diff_alpha;	/* significance level, 0.05 */
 	uint64_t seed;		/* --random: colour generator seed, 0 = from the clock */
 	/* HTML only: */
-	bool data_only;				/* the viewer's JSON alone, not the page */
-	const struct truncate_stats *dropped;	/* what a cut folded into "other", or NULL */
-	const char *dropped_why;		/* and why ("maxNodes=8192") */
+	bool data_only;			      /* the viewer's JSON alone, not the page */
+	const struct truncate_stats *dropped; /* what a cut folded into "other", or NULL */
+	const char *dropped_why;	      /* and why ("maxNodes=8192") */
 	/* A differential profile: what its two sides are called ("base.folded"), or NULL. */
 	const char *base_name, *new_name;
 };

@@ -473,8 +473,9 @@ static void header_write(struct html_writer *w)
 			    w->v.btotal[0], w->v.base_n, w->v.new_n, w->alpha,
 			    o->diff_significance ? "true" : "false", o->negate ? "true" : "false");
 	if (o->dropped && o->dropped->nodes) {
-		strbuf_addf(&w->sb, ",\"dropped\":{\"frames\":%" PRIu32 ",\"value\":%" PRId64
-			    ",\"why\":", o->dropped->nodes, o->dropped->value);
+		strbuf_addf(&w->sb,
+			    ",\"dropped\":{\"frames\":%" PRIu32 ",\"value\":%" PRId64 ",\"why\":",
+			    o->dropped->nodes, o->dropped->value);
 		json_add_cstr(&w->sb, o->dropped_why ? o->dropped_why : "");
 		strbuf_addch(&w->sb, '}');
 	}

@@ -55,12 +55,12 @@ struct svg {
 	struct flame_colorer colorer;
 	double width, height, fh, fontsize;
 	double ypad1, ypad2, ypad3, ypad4;
-	double wpt;	   /* pixels per value */
-	double char_w;	   /* fontsize * fontwidth */
-	double value_div;  /* 10^decimals of the drawn type */
-	double base_div;   /* ... of base, in a diff */
-	double frames_top; /* inverted: y of the root row */
-	bool formatted;	   /* values printed as the viewer does ("1.23 ms"), not counted */
+	double wpt;	    /* pixels per value */
+	double char_w;	    /* fontsize * fontwidth */
+	double value_div;   /* 10^decimals of the drawn type */
+	double base_div;    /* ... of base, in a diff */
+	double frames_top;  /* inverted: y of the root row */
+	bool formatted;	    /* values printed as the viewer does ("1.23 ms"), not counted */
 	struct strbuf root; /* the root's title line and label: "all (1,234 samples, 100%)" */
 	struct strbuf tmp;
 };
@@ -166,7 +166,10 @@ static double unit_seconds(const char *unit)
 		const char *name;
 		double secs;
 	} units[] = {
-		{"nanoseconds", 1e-9}, {"microseconds", 1e-6}, {"milliseconds", 1e-3}, {"seconds", 1},
+		{"nanoseconds", 1e-9},
+		{"microseconds", 1e-6},
+		{"milliseconds", 1e-3},
+		{"seconds", 1},
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(units); i++) {

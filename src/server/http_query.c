@@ -24,9 +24,9 @@
  */
 struct stream_job {
 	const struct profile *p;
-	enum profile_format f;		/* stream_format */
-	const struct flame_options *o;	/* stream_viewer */
-	struct profile *d;		/* stream_diff (diff_write_json's is not const) */
+	enum profile_format f;	       /* stream_format */
+	const struct flame_options *o; /* stream_viewer */
+	struct profile *d;	       /* stream_diff (diff_write_json's is not const) */
 	double alpha;
 };
 typedef int stream_fn(const struct stream_job *j, FILE *f, struct error *err);
@@ -90,7 +90,8 @@ static int render_viewer(const struct profile *p, uint64_t max_nodes, const char
 		o.dropped = &st;
 		o.dropped_why = why;
 	}
-	rc = stream_into(stream_viewer, &(struct stream_job){.p = cut ? cut : p, .o = &o}, out, err);
+	rc = stream_into(stream_viewer, &(struct stream_job){.p = cut ? cut : p, .o = &o}, out,
+			 err);
 	profile_free(cut);
 	return rc;
 }
@@ -118,9 +119,10 @@ static int render(const struct server *s, struct MHD_Connection *c, struct profi
 	}
 	f = format_from_name(format);
 	if (f != FMT_PPROF && f != FMT_FOLDED && f != FMT_SVG && f != FMT_HTML)
-		return error_set(err, ERR_FORMAT,
-				 "format: \"%.32s\" is not json, viewer, pprof, folded, svg or html",
-				 format);
+		return error_set(
+			err, ERR_FORMAT,
+			"format: \"%.32s\" is not json, viewer, pprof, folded, svg or html",
+			format);
 	*ctype = f == FMT_PPROF	 ? "application/octet-stream"
 		 : f == FMT_SVG	 ? "image/svg+xml"
 		 : f == FMT_HTML ? "text/html; charset=utf-8"
@@ -233,15 +235,16 @@ enum MHD_Result on_diff(struct server *s, struct MHD_Connection *c, struct reque
 		fo.diff_significance = true;
 		fo.diff_alpha = o.alpha;
 		d = diff_build(left, right, &o, &err);
-		rc = d ? stream_into(stream_viewer, &(struct stream_job){.p = d, .o = &fo}, &out, &err)
+		rc = d ? stream_into(stream_viewer, &(struct stream_job){.p = d, .o = &fo}, &out,
+				     &err)
 		       : err.code;
 	} else if (rc == 0 && format && strcmp(format, "json")) {
-		rc = error_set(&err, ERR_FORMAT, "format: \"%.32s\" is not json, viewer or flamebearer",
-			       format);
+		rc = error_set(&err, ERR_FORMAT,
+			       "format: \"%.32s\" is not json, viewer or flamebearer", format);
 	} else if (rc == 0) {
 		d = diff_build(left, right, &o, &err);
-		rc = d ? stream_into(stream_diff, &(struct stream_job){.d = d, .alpha = o.alpha}, &out,
-				     &err)
+		rc = d ? stream_into(stream_diff, &(struct stream_job){.d = d, .alpha = o.alpha},
+				     &out, &err)
 		       : err.code;
 	}
 	profile_free(d);
