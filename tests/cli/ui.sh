@@ -47,17 +47,5 @@ check "200,000-frame page written" "$PLATEAU" convert -o "$TMP/big.html" "$TMP/b
 
 # Screenshots of each view, to look at: build/ui-shots.
 export SHOTS="${SHOTS:-${BUILD:-$TOP/build}/ui-shots}"
-"$UI/run.sh" "$TMP" >"$TMP/ui.out" 2>"$TMP/ui.err"
-rc=$?
-while IFS= read -r line; do
-	case "$line" in
-	"ok - "*) ok "${line#ok - }" ;;
-	"not ok - "*) not_ok "${line#not ok - }" ;;
-	"#"*) echo "$line" ;;
-	esac
-done <"$TMP/ui.out"
-if [ $rc -ne 0 ] && ! grep -q '^not ok' "$TMP/ui.out"; then
-	not_ok "browser test runner exited with status $rc"
-	sed 's/^/# /' "$TMP/ui.err" | tail -20
-fi
+node_tap "$UI/viewer.test.mjs" "$TMP"
 done_testing

@@ -10,7 +10,8 @@
 // of each view go to $SHOTS (default DIR/shots); chart.html + chart.folded
 // (flamegraph --flamechart: the flame chart).  Prints one "ok - ..." or "not ok - ..."
 // line per check and "# ..." notes (timings are printed, never asserted).
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
+import { ok, note, failures, readFolded } from './tap.mjs';
 import { pathToFileURL } from 'node:url';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -20,35 +21,6 @@ const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 /* Screenshots of each view go here (tests/cli/ui.sh: build/ui-shots). */
 const SHOTS = process.env.SHOTS || join(DIR, 'shots');
 mkdirSync(SHOTS, { recursive: true });
-let failures = 0;
-
-function ok(cond, desc, detail) {
-	if (cond) {
-		console.log(`ok - ${desc}`);
-	} else {
-		failures++;
-		console.log(`not ok - ${desc}`);
-		if (detail !== undefined)
-			for (const line of String(detail).split('\n').slice(0, 15))
-				console.log(`#   ${line}`);
-	}
-}
-
-function note(msg) {
-	console.log(`# ${msg}`);
-}
-
-/* Folded lines as [frames, count]. */
-function readFolded(path) {
-	const out = [];
-	for (const line of readFileSync(path, 'utf8').split('\n')) {
-		const m = /^(.*)\s+(\d+)$/.exec(line);
-		if (m)
-			out.push([m[1].split(';'), Number(m[2])]);
-	}
-	return out;
-}
-
 /* The share of samples whose stack has a frame matching re: what "outermost matches" sums to. */
 function expectedShare(stacks, re) {
 	let total = 0, hit = 0;
@@ -761,4 +733,4 @@ try {
 } finally {
 	await browser.close();
 }
-process.exit(failures ? 1 : 0);
+process.exit(failures() ? 1 : 0);
