@@ -225,12 +225,10 @@ enum MHD_Result on_diff(struct server *s, struct MHD_Connection *c, struct reque
 		rc = flamebearer_write_diff(left, right, &fo, &out, &err);
 	} else if (rc == 0 && format && !strcmp(format, "viewer")) {
 		struct flame_options fo;
-		char title[512];
 
 		flame_options_init(&fo);
-		snprintf(title, sizeof(title), "Diff: %s \xe2\x86\x92 %s", arg(c, "left"),
-			 arg(c, "right"));
-		fo.title = title;
+		fo.base_name = arg(c, "left");
+		fo.new_name = arg(c, "right");
 		fo.data_only = true;
 		fo.diff_significance = true;
 		fo.diff_alpha = o.alpha;
